@@ -1,0 +1,149 @@
+"""What happens when a packet reaches the far end of a link: switch forwarding, host receive, PFC."""
+
+from wormhole_lab.engine import qp
+from wormhole_lab.engine.cca import dispatch
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CI_ACK_WIRE,
+    CI_NACK_INTERVAL,
+    CI_PFC,
+    FL_APATH_BEGIN,
+    FL_LAST_NACK,
+    FL_NACK_TIMER,
+    FL_PATH_BEGIN,
+    FL_RCV_NXT,
+    FS_ACTIVE,
+    FL_STATE,
+    G_DROPS,
+    G_PFC_COUNT,
+    KIND_ACK,
+    KIND_DATA,
+    KIND_NACK,
+    KIND_PFC,
+    PK_ECN,
+    PK_FLOW,
+    PK_HOP,
+    PK_INPORT,
+    PK_KIND,
+    PK_PAUSE,
+    PK_PAYLOAD,
+    PK_PORT,
+    PK_SEQ,
+    PK_TS,
+    PK_WIRE,
+    PT_DATA_BYTES,
+    PT_DATA_HEAD,
+    PT_IFINDEX,
+    PT_IS_SWITCH,
+    PT_NODE,
+    PT_PAUSE_FRAMES,
+    PT_PAUSED,
+    PT_PEER,
+)
+from wormhole_lab.engine.mmu import admit, should_pause
+from wormhole_lab.engine.packets import alloc, fifo_push, free
+from wormhole_lab.engine.port import dequeue_and_transmit, kick_control
+from wormhole_lab.engine.switch import send_pfc
+
+
+@kernel
+def _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now):
+    pause = pk[k, PK_PAUSE]
+    free(g, pk, k)
+    row = g[G_PFC_COUNT]
+    g[G_PFC_COUNT] = row + 1
+    pfc_log[row, 0] = now
+    pfc_log[row, 1] = pt[port, PT_NODE]
+    pfc_log[row, 2] = pt[port, PT_IFINDEX]
+    pfc_log[row, 3] = pause
+    if pause:
+        pt[port, PT_PAUSED] = 1
+        pt[port, PT_PAUSE_FRAMES] += 1
+    else:
+        pt[port, PT_PAUSED] = 0
+        dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+
+
+@kernel
+def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport, k, now):
+    """Ingress admission into the shared buffer, PFC pause if over threshold, then the ECMP-chosen egress."""
+    hop = pk[k, PK_HOP] + 1
+    pk[k, PK_HOP] = hop
+    f = pk[k, PK_FLOW]
+    begin = fl[f, FL_PATH_BEGIN] if pk[k, PK_KIND] == KIND_DATA else fl[f, FL_APATH_BEGIN]
+    out = path_ports[begin + hop]
+    node = pt[inport, PT_NODE]
+    wire = pk[k, PK_WIRE]
+    if not admit(nd, pt, ci, node, inport, wire):
+        free(g, pk, k)
+        g[G_DROPS] += 1
+        return
+    pk[k, PK_INPORT] = inport
+    if ci[CI_PFC] and should_pause(nd, pt, ci, node, inport):
+        send_pfc(g, pk, pt, ci, inport, 1)
+        kick_control(g, heap, pk, pt, ci, inport, now)
+    fifo_push(pt, pk, out, PT_DATA_HEAD, k)
+    pt[out, PT_DATA_BYTES] += wire
+    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, out, now)
+
+
+@kernel
+def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now):
+    """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
+    f = pk[k, PK_FLOW]
+    seq = pk[k, PK_SEQ]
+    expected = fl[f, FL_RCV_NXT]
+    reply = -1
+    if seq == expected:
+        fl[f, FL_RCV_NXT] = expected + pk[k, PK_PAYLOAD]
+        reply = KIND_ACK
+    elif seq > expected and (now >= fl[f, FL_NACK_TIMER] or fl[f, FL_LAST_NACK] != expected):
+        fl[f, FL_NACK_TIMER] = now + ci[CI_NACK_INTERVAL]
+        fl[f, FL_LAST_NACK] = expected
+        reply = KIND_NACK
+    if reply >= 0:
+        a = alloc(g, pk)
+        pk[a, PK_FLOW] = f
+        pk[a, PK_KIND] = reply
+        pk[a, PK_SEQ] = fl[f, FL_RCV_NXT]
+        pk[a, PK_WIRE] = ci[CI_ACK_WIRE]
+        pk[a, PK_PAYLOAD] = 0
+        pk[a, PK_HOP] = 0
+        pk[a, PK_ECN] = pk[k, PK_ECN]
+        pk[a, PK_TS] = pk[k, PK_TS]
+        port = path_ports[fl[f, FL_APATH_BEGIN]]
+        fifo_push(pt, pk, port, PT_DATA_HEAD, a)
+        dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+    free(g, pk, k)
+
+
+@kernel
+def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, k, now):
+    f = pk[k, PK_FLOW]
+    seq = pk[k, PK_SEQ]
+    cnp = pk[k, PK_ECN]
+    nack = pk[k, PK_KIND] == KIND_NACK
+    free(g, pk, k)
+    if fl[f, FL_STATE] != FS_ACTIVE:
+        return
+    if qp.acknowledge(fl, f, seq, now):
+        qp.complete_order(g, fl, f)
+        return
+    if nack:
+        qp.go_back(fl, f)
+    dispatch.on_ack(g, heap, fl, ff, ci, cf, f, seq, cnp, now)
+    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, path_ports[fl[f, FL_PATH_BEGIN]], now)
+
+
+@kernel
+def handle(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, k, now):
+    port = pt[pk[k, PK_PORT], PT_PEER]
+    kind = pk[k, PK_KIND]
+    if kind == KIND_PFC:
+        _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now)
+    elif pt[port, PT_IS_SWITCH]:
+        _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, port, k, now)
+    elif kind == KIND_DATA:
+        _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
+    else:
+        _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, k, now)

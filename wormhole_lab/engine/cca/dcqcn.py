@@ -1,0 +1,96 @@
+"""DCQCN, the Mellanox variant exactly as the reference's rdma-hw.cc runs it (timers only, no byte counter).
+
+The CNP is the ECN echo on a per-packet ACK. The first CNP sets alpha = 1 and starts the alpha
+timer and the decrease-check timer (1 ns later, so a decrease sees that period's alpha update).
+"""
+
+import numpy as np
+
+from wormhole_lab.engine.heap import push
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CF_G,
+    CF_RATE_FIRST_CNP,
+    CI_ALPHA_INTERVAL,
+    CI_CLAMP,
+    CI_DECREASE_INTERVAL,
+    CI_FAST_RECOVERY,
+    CI_MIN_RATE,
+    CI_RATE_AI,
+    CI_RATE_HAI,
+    CI_RP_TIMER,
+    EV_DCQCN_ALPHA,
+    EV_DCQCN_DECREASE,
+    EV_DCQCN_INCREASE,
+    FF_ALPHA,
+    FL_ALPHA_CNP,
+    FL_DEC_CNP,
+    FL_FIRST_CNP,
+    FL_MAX_RATE,
+    FL_RATE,
+    FL_RP_GEN,
+    FL_STAGE,
+    FL_TARGET,
+    FL_TIMER_GEN,
+)
+
+
+@kernel
+def init(fl, ff, f):
+    fl[f, FL_TARGET] = fl[f, FL_RATE]
+    fl[f, FL_STAGE] = 0
+    fl[f, FL_ALPHA_CNP] = 0
+    fl[f, FL_DEC_CNP] = 0
+    fl[f, FL_FIRST_CNP] = 1
+    ff[f, FF_ALPHA] = 1.0
+
+
+@kernel
+def on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now):
+    if not cnp:
+        return
+    fl[f, FL_ALPHA_CNP] = 1
+    fl[f, FL_DEC_CNP] = 1
+    if fl[f, FL_FIRST_CNP]:
+        ff[f, FF_ALPHA] = 1.0
+        fl[f, FL_ALPHA_CNP] = 0
+        push(g, heap, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
+        push(g, heap, now + ci[CI_DECREASE_INTERVAL] + 1000, EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
+        rate = np.int64(cf[CF_RATE_FIRST_CNP] * fl[f, FL_RATE])
+        fl[f, FL_RATE] = rate
+        fl[f, FL_TARGET] = rate
+        fl[f, FL_FIRST_CNP] = 0
+
+
+@kernel
+def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
+    """One of the three timers fired (stale generations were filtered by the caller)."""
+    if kind == EV_DCQCN_ALPHA:
+        g_ = cf[CF_G]
+        alpha = (1.0 - g_) * ff[f, FF_ALPHA]
+        if fl[f, FL_ALPHA_CNP]:
+            alpha += g_
+        ff[f, FF_ALPHA] = alpha
+        fl[f, FL_ALPHA_CNP] = 0
+        push(g, heap, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
+    elif kind == EV_DCQCN_DECREASE:
+        push(g, heap, now + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
+        if fl[f, FL_DEC_CNP]:
+            # without CLAMP_TARGET_RATE the target only follows the rate after an increase event
+            if ci[CI_CLAMP] or fl[f, FL_STAGE] != 0:
+                fl[f, FL_TARGET] = fl[f, FL_RATE]
+            rate = np.int64(fl[f, FL_RATE] * (1.0 - ff[f, FF_ALPHA] / 2.0))
+            fl[f, FL_RATE] = max(ci[CI_MIN_RATE], rate)
+            fl[f, FL_STAGE] = 0
+            fl[f, FL_DEC_CNP] = 0
+            fl[f, FL_RP_GEN] += 1
+            push(g, heap, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
+    else:
+        push(g, heap, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
+        stage = fl[f, FL_STAGE]
+        if stage == ci[CI_FAST_RECOVERY]:
+            fl[f, FL_TARGET] = min(fl[f, FL_TARGET] + ci[CI_RATE_AI], fl[f, FL_MAX_RATE])
+        elif stage > ci[CI_FAST_RECOVERY]:
+            fl[f, FL_TARGET] = min(fl[f, FL_TARGET] + ci[CI_RATE_HAI], fl[f, FL_MAX_RATE])
+        fl[f, FL_RATE] = fl[f, FL_RATE] // 2 + fl[f, FL_TARGET] // 2
+        fl[f, FL_STAGE] = stage + 1

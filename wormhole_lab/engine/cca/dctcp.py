@@ -1,0 +1,60 @@
+"""DCTCP, the rate-based variant of the reference (rdma-hw.cc HandleAckDctcp).
+
+alpha is updated once per window of data from the fraction of ECN-echoed ACKs; an ECN echo
+outside CWR cuts the rate by alpha/2 and enters CWR until the data sent so far is ACKed;
+otherwise the rate grows by DCTCP_RATE_AI once per window.
+"""
+
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CF_G,
+    CI_DCTCP_RATE_AI,
+    CI_MIN_RATE,
+    CI_PAYLOAD,
+    FF_ALPHA,
+    FL_BATCH,
+    FL_CA_STATE,
+    FL_ECN_CNT,
+    FL_HIGH_SEQ,
+    FL_LAST_UPDATE_SEQ,
+    FL_MAX_RATE,
+    FL_RATE,
+    FL_SND_NXT,
+)
+
+
+@kernel
+def init(fl, ff, f):
+    ff[f, FF_ALPHA] = 1.0
+    fl[f, FL_ECN_CNT] = 0
+    fl[f, FL_LAST_UPDATE_SEQ] = 0
+    fl[f, FL_BATCH] = 0
+    fl[f, FL_CA_STATE] = 0
+    fl[f, FL_HIGH_SEQ] = 0
+
+
+@kernel
+def on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now):
+    mtu = ci[CI_PAYLOAD]
+    new_batch = False
+    if cnp:
+        fl[f, FL_ECN_CNT] += 1
+    if ack_seq > fl[f, FL_LAST_UPDATE_SEQ]:
+        new_batch = True
+        if fl[f, FL_LAST_UPDATE_SEQ] == 0:
+            fl[f, FL_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
+            fl[f, FL_BATCH] = fl[f, FL_SND_NXT] // mtu + 1
+        else:
+            frac = min(1.0, fl[f, FL_ECN_CNT] / fl[f, FL_BATCH])
+            ff[f, FF_ALPHA] = (1.0 - cf[CF_G]) * ff[f, FF_ALPHA] + cf[CF_G] * frac
+            fl[f, FL_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
+            fl[f, FL_ECN_CNT] = 0
+            fl[f, FL_BATCH] = (fl[f, FL_SND_NXT] - ack_seq) // mtu + 1
+    if fl[f, FL_CA_STATE] == 1 and ack_seq > fl[f, FL_HIGH_SEQ]:
+        fl[f, FL_CA_STATE] = 0
+    if cnp and fl[f, FL_CA_STATE] == 0:
+        fl[f, FL_CA_STATE] = 1
+        fl[f, FL_HIGH_SEQ] = fl[f, FL_SND_NXT]
+        fl[f, FL_RATE] = max(ci[CI_MIN_RATE], int(fl[f, FL_RATE] * (1.0 - ff[f, FF_ALPHA] / 2.0)))
+    if fl[f, FL_CA_STATE] == 0 and new_batch:
+        fl[f, FL_RATE] = min(fl[f, FL_MAX_RATE], fl[f, FL_RATE] + ci[CI_DCTCP_RATE_AI])

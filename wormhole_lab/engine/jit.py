@@ -1,0 +1,36 @@
+"""One place that compiles engine kernels, with a cache that cannot go stale.
+
+Numba's on-disk cache does not notice when a *called* function in another module changes
+(numba/numba#1833), so the cache folder is keyed by a hash of every engine source file:
+any edit to the engine gives a fresh folder and a clean compile.
+"""
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+
+_ENGINE_DIR = Path(__file__).resolve().parent
+
+
+def _engine_source_hash() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(_ENGINE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(_ENGINE_DIR).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("WORMHOLE_LAB_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "wormhole_lab" / "numba" / _engine_source_hash()
+
+
+CACHE_DIR = _cache_root()
+numba.config.CACHE_DIR = str(CACHE_DIR)
+
+
+def kernel(fn):
+    """``@njit(cache=True)`` with the engine's source-keyed cache folder."""
+    return numba.njit(cache=True, nogil=True)(fn)

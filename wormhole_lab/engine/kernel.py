@@ -1,0 +1,88 @@
+"""The event loop: pop the earliest event, run its handler, stop at a boundary Python asked for."""
+
+import numpy as np
+
+from wormhole_lab.engine import arrival, qp
+from wormhole_lab.engine.cca import dispatch
+from wormhole_lab.engine.heap import pop_into
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    EV_ARRIVE,
+    EV_FLOW_START,
+    EV_NIC_WAKE,
+    EV_RTO,
+    EV_TX_DONE,
+    FL_PATH_BEGIN,
+    FL_STATE,
+    FL_TIMER_GEN,
+    FL_RP_GEN,
+    EV_DCQCN_INCREASE,
+    FS_ACTIVE,
+    G_DONE_COUNT,
+    G_EVENTS,
+    G_FREE_COUNT,
+    G_HEAP_SIZE,
+    G_NOW,
+    G_PFC_COUNT,
+    H_A,
+    H_B,
+    H_KIND,
+    H_N,
+    H_TIME,
+    HEADROOM_PER_EVENT,
+    PT_BUSY,
+    PT_WAKE_AT,
+    STOP_ALL_DONE,
+    STOP_GROW,
+    STOP_IDLE,
+    STOP_TIME,
+)
+from wormhole_lab.engine.port import dequeue_and_transmit
+
+
+@kernel
+def run_until(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, t_stop):
+    """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return."""
+    ev = np.empty(H_N, dtype=np.int64)
+    n_flows = fl.shape[0]
+    while True:
+        if g[G_DONE_COUNT] == n_flows:
+            return STOP_ALL_DONE
+        if g[G_HEAP_SIZE] == 0:
+            return STOP_IDLE
+        if heap[0, H_TIME] > t_stop:
+            g[G_NOW] = t_stop
+            return STOP_TIME
+        if (
+            g[G_FREE_COUNT] < HEADROOM_PER_EVENT
+            or g[G_HEAP_SIZE] + HEADROOM_PER_EVENT > heap.shape[0]
+            or g[G_PFC_COUNT] + HEADROOM_PER_EVENT > pfc_log.shape[0]
+        ):
+            return STOP_GROW
+        pop_into(g, heap, ev)
+        now = ev[H_TIME]
+        g[G_NOW] = now
+        g[G_EVENTS] += 1
+        kind = ev[H_KIND]
+        a = ev[H_A]
+        if kind == EV_ARRIVE:
+            arrival.handle(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, a, now)
+        elif kind == EV_TX_DONE:
+            pt[a, PT_BUSY] = 0
+            dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
+        elif kind == EV_NIC_WAKE:
+            pt[a, PT_WAKE_AT] = -1
+            dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
+        elif kind == EV_FLOW_START:
+            port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, a, now)
+            dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        elif fl[a, FL_STATE] != FS_ACTIVE:
+            continue  # a timer of a finished flow
+        elif kind == EV_RTO:
+            if ev[H_B] == fl[a, FL_TIMER_GEN] and qp.on_rto(g, heap, fl, ci, a, now):
+                port = path_ports[fl[a, FL_PATH_BEGIN]]
+                dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        else:
+            generation = fl[a, FL_RP_GEN] if kind == EV_DCQCN_INCREASE else fl[a, FL_TIMER_GEN]
+            if ev[H_B] == generation:
+                dispatch.on_timer(g, heap, fl, ff, ci, cf, a, kind, now)

@@ -1,0 +1,191 @@
+"""Column numbers of the engine's struct-of-arrays state, event kinds and stop reasons.
+
+Each table is one 2-D NumPy array with a row per entity (packet, port, node, flow) and a
+column per field, so a kernel reads ``pt[port, PT_RATE]``. Numba freezes these module
+constants at compile time, which makes them free in the hot loop.
+"""
+
+# --- global scalars: g[int64] ---
+G_NOW = 0  # current simulated time, ps
+G_HEAP_SIZE = 1
+G_SEQ = 2  # next event sequence number: ties at equal time pop in scheduling order
+G_FREE_HEAD = 3  # first free packet slot, -1 when the pool is empty
+G_FREE_COUNT = 4
+G_EVENTS = 5  # events executed so far
+G_PFC_COUNT = 6  # rows used in the PFC log
+G_DONE_COUNT = 7  # flows completed
+G_DROPS = 8  # packets dropped at switch ingress (buffer exhausted, PFC off)
+G_ECN_MARKS = 9
+G_PKTS_IN_USE = 10
+G_N = 11
+
+# --- event heap: heap[int64], one row per pending event ---
+H_TIME = 0
+H_SEQ = 1
+H_KIND = 2
+H_A = 3  # port, packet or flow, by kind
+H_B = 4  # timer generation, so cancelled timers are recognised and skipped
+H_N = 5
+
+EV_FLOW_START = 0  # a = flow
+EV_TX_DONE = 1  # a = port: its transmitter is free again
+EV_ARRIVE = 2  # a = packet: it reached the far end of the link of pk[a, PK_PORT]
+EV_NIC_WAKE = 3  # a = port: the earliest paced QP of this NIC may send
+EV_DCQCN_ALPHA = 4  # a = flow, b = generation
+EV_DCQCN_DECREASE = 5
+EV_DCQCN_INCREASE = 6
+EV_RTO = 7  # a = flow, b = generation: go-back-N timeout check
+
+# --- packet pool: pk[int64], one row per packet slot ---
+PK_FLOW = 0
+PK_KIND = 1
+PK_SEQ = 2  # data: first byte; ACK/NACK: next byte expected by the receiver
+PK_WIRE = 3  # bytes on the wire
+PK_PAYLOAD = 4
+PK_HOP = 5  # index along the flow's data or ACK path of the port it was last sent from
+PK_ECN = 6  # data: CE mark; ACK: CNP flag (the ECN echo)
+PK_PORT = 7  # egress port it is queued at / was last sent from
+PK_INPORT = 8  # ingress port at the current switch (buffer accounting), -1 elsewhere
+PK_NEXT = 9  # next packet in a FIFO or in the free list
+PK_TS = 10  # time the sender put it on the wire
+PK_PAUSE = 11  # PFC frame: 1 pause, 0 resume
+PK_N = 12
+
+KIND_DATA = 0
+KIND_ACK = 1
+KIND_NACK = 2
+KIND_PFC = 3
+
+# --- ports: pt[int64], one row per port (two per link) ---
+PT_NODE = 0
+PT_PEER = 1  # the port at the other end of the link
+PT_RATE = 2  # bit/s
+PT_DELAY = 3  # propagation delay, ps
+PT_IS_SWITCH = 4  # owner is a switch
+PT_BUSY = 5  # transmitter serialising a packet
+PT_PAUSED = 6  # data class paused by a PFC frame from the peer
+PT_CTRL_HEAD = 7  # strict-priority queue 0 (PFC frames)
+PT_CTRL_TAIL = 8
+PT_DATA_HEAD = 9  # data class FIFO; at hosts it is the NIC's ACK queue
+PT_DATA_TAIL = 10
+PT_DATA_BYTES = 11  # egress bytes queued in the data class
+PT_TX_BYTES = 12  # cumulative bytes sent
+PT_WAKE_AT = 13  # pending EV_NIC_WAKE time, -1 when none
+PT_RR_LAST = 14  # NIC round-robin position
+PT_QP_BEGIN = 15  # slice of port_qps holding this NIC's queue pairs
+PT_QP_COUNT = 16
+PT_KMIN = 17  # ECN thresholds, bytes (switch ports)
+PT_KMAX = 18
+PT_ING_BYTES = 19  # ingress accounting of packets that entered the switch here
+PT_HDRM_BYTES = 20
+PT_HEADROOM = 21
+PT_PFC_SHIFT = 22
+PT_PAUSING = 23  # this ingress has paused its upstream and owes it a resume
+PT_IFINDEX = 24
+PT_ECN_MARKS = 25
+PT_PAUSE_FRAMES = 26  # PFC pause frames received
+PT_N = 27
+
+PTF_PMAX = 0
+PTF_N = 1
+
+# --- nodes: nd[int64] ---
+ND_IS_SWITCH = 0
+ND_SHARED_USED = 1
+ND_BUFFER = 2
+ND_TOTAL_HDRM = 3
+ND_TOTAL_RSRV = 4
+ND_N = 5
+
+# --- flows (queue pairs): fl[int64] and ff[float64] ---
+FL_SRC = 0
+FL_DST = 1
+FL_SIZE = 2
+FL_START = 3
+FL_PATH_BEGIN = 4  # data path: egress ports in path_ports[begin : begin + len]
+FL_PATH_LEN = 5
+FL_APATH_BEGIN = 6  # ACK path
+FL_APATH_LEN = 7
+FL_SND_NXT = 8
+FL_SND_UNA = 9
+FL_RCV_NXT = 10
+FL_STATE = 11  # FS_*
+FL_FINISH = 12  # time the last ACK reached the sender
+FL_DONE_ORDER = 13
+FL_NEXT_AVAIL = 14  # pacing: earliest time the NIC may send this QP again
+FL_RATE = 15  # bit/s
+FL_MAX_RATE = 16
+FL_WIN = 17  # bytes in flight allowed (0: no window)
+FL_NACK_TIMER = 18
+FL_LAST_NACK = 19
+FL_LAST_PROGRESS = 20
+FL_TIMER_GEN = 21  # bumping it cancels the DCQCN alpha/decrease timers and the RTO
+FL_RP_GEN = 22  # bumping it cancels the DCQCN increase timer
+FL_TARGET = 23  # DCQCN target rate
+FL_STAGE = 24  # DCQCN increase stage
+FL_ALPHA_CNP = 25
+FL_DEC_CNP = 26
+FL_FIRST_CNP = 27
+FL_ECN_CNT = 28  # DCTCP
+FL_LAST_UPDATE_SEQ = 29
+FL_BATCH = 30
+FL_CA_STATE = 31
+FL_HIGH_SEQ = 32
+FL_CNPS = 33  # CNPs received
+FL_RETX_BYTES = 34  # bytes sent again after a NACK or timeout
+FL_TIMEOUTS = 35
+FL_TX_BYTES = 36  # payload bytes put on the wire, retransmissions included
+FL_N = 37
+
+FF_ALPHA = 0  # DCQCN or DCTCP alpha
+FF_N = 1
+
+FS_PENDING = 0
+FS_ACTIVE = 1
+FS_DONE = 2
+
+# --- integer configuration: ci[int64] ---
+CI_CC = 0  # CC_DCQCN / CC_DCTCP
+CI_PAYLOAD = 1
+CI_DATA_HDR = 2  # header bytes per data packet on the wire
+CI_ACK_WIRE = 3
+CI_PFC_WIRE = 4
+CI_VAR_WIN = 5
+CI_RATE_BOUND = 6
+CI_ACK_HIGH_PRIO = 7
+CI_ECN = 8
+CI_PFC = 9
+CI_RESERVE = 10
+CI_RESUME_OFFSET = 11
+CI_NACK_INTERVAL = 12
+CI_RTO = 13
+CI_ALPHA_INTERVAL = 14
+CI_DECREASE_INTERVAL = 15
+CI_RP_TIMER = 16
+CI_FAST_RECOVERY = 17
+CI_CLAMP = 18
+CI_RATE_AI = 19
+CI_RATE_HAI = 20
+CI_MIN_RATE = 21
+CI_DCTCP_RATE_AI = 22
+CI_TIME_QUANTUM = 23  # serialisation times are rounded to this many ps (1000: the reference's 1 ns)
+CI_N = 24
+
+CF_G = 0
+CF_RATE_FIRST_CNP = 1
+CF_N = 2
+
+CC_DCQCN = 1  # the reference's CC_MODE numbers
+CC_DCTCP = 8
+
+# --- why a kernel call returned ---
+STOP_TIME = 0  # reached the requested time
+STOP_ALL_DONE = 1  # every flow completed
+STOP_GROW = 2  # packet pool, heap or PFC log needs more room: grow and call again
+STOP_IDLE = 3  # no event left although flows are unfinished
+
+# PFC log rows: time_ps, node, ifindex, type (1 pause, 0 resume)
+PFC_LOG_N = 4
+
+#: room that one event can need at most (packets allocated, events pushed, log rows)
+HEADROOM_PER_EVENT = 16

@@ -1,0 +1,105 @@
+"""Host NIC transmit side: the ACK queue first, then round-robin over paced, window-allowed QPs.
+
+Mirrors the reference's QbbNetDevice::DequeueAndTransmit for hosts and RdmaHw::GetNxtPacket.
+Data packets are created only when the NIC picks their QP, so the pool holds packets in flight.
+"""
+
+from wormhole_lab.engine.heap import push
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CI_ACK_HIGH_PRIO,
+    CI_DATA_HDR,
+    CI_PAYLOAD,
+    CI_RATE_BOUND,
+    CI_TIME_QUANTUM,
+    CI_VAR_WIN,
+    EV_NIC_WAKE,
+    FL_MAX_RATE,
+    FL_NEXT_AVAIL,
+    FL_RATE,
+    FL_SIZE,
+    FL_SND_NXT,
+    FL_SND_UNA,
+    FL_TX_BYTES,
+    FL_WIN,
+    KIND_DATA,
+    PK_ECN,
+    PK_FLOW,
+    PK_HOP,
+    PK_KIND,
+    PK_PAYLOAD,
+    PK_SEQ,
+    PK_TS,
+    PK_WIRE,
+    PT_DATA_HEAD,
+    PT_PAUSED,
+    PT_QP_BEGIN,
+    PT_QP_COUNT,
+    PT_RR_LAST,
+    PT_WAKE_AT,
+)
+from wormhole_lab.engine.packets import alloc, fifo_pop
+from wormhole_lab.engine.timing import serialisation_ps
+
+
+@kernel
+def window_bound(fl, ci, f):
+    """HAS_WIN/VAR_WIN: a QP may not have more than its (rate-scaled) window in flight."""
+    w = fl[f, FL_WIN]
+    if w == 0:
+        return False
+    if ci[CI_VAR_WIN]:
+        w = w * fl[f, FL_RATE] // fl[f, FL_MAX_RATE]
+        if w == 0:
+            w = 1
+    return fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA] >= w
+
+
+@kernel
+def _data_packet(g, pk, fl, ci, f, now):
+    payload = min(ci[CI_PAYLOAD], fl[f, FL_SIZE] - fl[f, FL_SND_NXT])
+    k = alloc(g, pk)
+    pk[k, PK_FLOW] = f
+    pk[k, PK_KIND] = KIND_DATA
+    pk[k, PK_SEQ] = fl[f, FL_SND_NXT]
+    pk[k, PK_PAYLOAD] = payload
+    pk[k, PK_WIRE] = payload + ci[CI_DATA_HDR]
+    pk[k, PK_HOP] = 0
+    pk[k, PK_ECN] = 0
+    pk[k, PK_TS] = now
+    fl[f, FL_SND_NXT] += payload
+    fl[f, FL_TX_BYTES] += payload
+    return k
+
+
+@kernel
+def select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now):
+    """The next packet this host port sends now, or -1 (then a wake-up is scheduled if pacing allows one later)."""
+    paused = pt[port, PT_PAUSED]
+    if pt[port, PT_DATA_HEAD] >= 0 and (ci[CI_ACK_HIGH_PRIO] or not paused):
+        return fifo_pop(pt, pk, port, PT_DATA_HEAD)
+    n = pt[port, PT_QP_COUNT]
+    begin = pt[port, PT_QP_BEGIN]
+    if not paused:
+        last = pt[port, PT_RR_LAST]
+        for i in range(1, n + 1):
+            idx = (i + last) % n
+            f = port_qps[begin + idx]
+            if fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and not window_bound(fl, ci, f):
+                if fl[f, FL_NEXT_AVAIL] > now:
+                    continue
+                pt[port, PT_RR_LAST] = idx
+                k = _data_packet(g, pk, fl, ci, f, now)
+                rate = fl[f, FL_RATE] if ci[CI_RATE_BOUND] else fl[f, FL_MAX_RATE]
+                fl[f, FL_NEXT_AVAIL] = now + serialisation_ps(pk[k, PK_WIRE], rate, ci[CI_TIME_QUANTUM])
+                return k
+    if pt[port, PT_WAKE_AT] < 0:
+        earliest = -1
+        for i in range(n):
+            f = port_qps[begin + i]
+            if fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and (earliest < 0 or fl[f, FL_NEXT_AVAIL] < earliest):
+                earliest = fl[f, FL_NEXT_AVAIL]
+        if earliest > now:
+            pt[port, PT_WAKE_AT] = earliest
+            push(g, heap, earliest, EV_NIC_WAKE, port, 0)
+    return -1

@@ -1,0 +1,90 @@
+"""Queue-pair (flow) life cycle at the sender: start, acknowledgement, completion, go-back-N."""
+
+from wormhole_lab.engine.cca import dispatch
+from wormhole_lab.engine.heap import push
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CI_RTO,
+    EV_RTO,
+    FL_DONE_ORDER,
+    FL_FINISH,
+    FL_LAST_PROGRESS,
+    FL_MAX_RATE,
+    FL_NEXT_AVAIL,
+    FL_PATH_BEGIN,
+    FL_RATE,
+    FL_RETX_BYTES,
+    FL_RP_GEN,
+    FL_SIZE,
+    FL_SND_NXT,
+    FL_SND_UNA,
+    FL_STATE,
+    FL_TIMEOUTS,
+    FL_TIMER_GEN,
+    FS_ACTIVE,
+    FS_DONE,
+    G_DONE_COUNT,
+    PT_QP_BEGIN,
+    PT_QP_COUNT,
+    PT_RATE,
+)
+
+
+@kernel
+def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, f, now):
+    """The QP joins its NIC's round robin at line rate; returns the NIC port to kick."""
+    port = path_ports[fl[f, FL_PATH_BEGIN]]
+    fl[f, FL_STATE] = FS_ACTIVE
+    fl[f, FL_RATE] = pt[port, PT_RATE]
+    fl[f, FL_MAX_RATE] = pt[port, PT_RATE]
+    fl[f, FL_NEXT_AVAIL] = now
+    fl[f, FL_LAST_PROGRESS] = now
+    dispatch.init(fl, ff, ci, f)
+    port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
+    pt[port, PT_QP_COUNT] += 1
+    push(g, heap, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+    return port
+
+
+@kernel
+def acknowledge(fl, f, seq, now):
+    """Advance snd_una; True when this ACK covered the last byte (the FCT clock stops now)."""
+    if seq > fl[f, FL_SND_UNA]:
+        fl[f, FL_SND_UNA] = seq
+        fl[f, FL_LAST_PROGRESS] = now
+    if fl[f, FL_SND_UNA] >= fl[f, FL_SIZE]:
+        fl[f, FL_STATE] = FS_DONE
+        fl[f, FL_FINISH] = now
+        fl[f, FL_TIMER_GEN] += 1
+        fl[f, FL_RP_GEN] += 1
+        return True
+    return False
+
+
+@kernel
+def complete_order(g, fl, f):
+    fl[f, FL_DONE_ORDER] = g[G_DONE_COUNT]
+    g[G_DONE_COUNT] += 1
+
+
+@kernel
+def go_back(fl, f):
+    """Resend from the first unacknowledged byte (NACK or timeout)."""
+    fl[f, FL_RETX_BYTES] += fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
+    fl[f, FL_SND_NXT] = fl[f, FL_SND_UNA]
+
+
+@kernel
+def on_rto(g, heap, fl, ci, f, now):
+    """Timeout check (not in the reference, which stalls when a flow's last packets are dropped).
+
+    Returns True when the QP went back and its NIC should be kicked."""
+    fired = False
+    if fl[f, FL_SND_NXT] > fl[f, FL_SND_UNA] and now - fl[f, FL_LAST_PROGRESS] >= ci[CI_RTO]:
+        go_back(fl, f)
+        fl[f, FL_TIMEOUTS] += 1
+        fl[f, FL_LAST_PROGRESS] = now
+        fired = True
+    # checked once per RTO period, so a stall is detected between one and two periods after the last progress
+    push(g, heap, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+    return fired

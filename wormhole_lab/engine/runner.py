@@ -1,0 +1,27 @@
+"""Python side of the kernel loop: call it, grow what it asks for, report why it stopped."""
+
+import time
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.kernel import run_until
+from wormhole_lab.engine.state import EngineState
+
+STOP_NAMES = {L.STOP_TIME: "time", L.STOP_ALL_DONE: "all_done", L.STOP_IDLE: "idle"}
+
+
+def advance(state: EngineState, t_stop_ps: int) -> str:
+    """Run events up to ``t_stop_ps``; returns 'time', 'all_done' or 'idle' (no event left, flows unfinished)."""
+    while True:
+        reason = run_until(*state.arrays(), t_stop_ps)
+        if reason != L.STOP_GROW:
+            return STOP_NAMES[reason]
+        state.grow()
+
+
+def compile_engine() -> float:
+    """Compile (or load from cache) the kernels on a one-flow scenario; returns seconds taken."""
+    from wormhole_lab.engine.warmup import tiny_state
+
+    t0 = time.perf_counter()
+    advance(tiny_state(), 10**9)
+    return time.perf_counter() - t0

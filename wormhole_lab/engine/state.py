@@ -1,0 +1,197 @@
+"""Building the engine's arrays from a topology, a flow table and a configuration, and growing them.
+
+Everything here runs in Python before a kernel is called: it is where inputs are checked and
+where the only allocations happen. Kernels never allocate; they stop and ask for room.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.config import EngineConfig
+from wormhole_lab.engine.rng import new_state
+from wormhole_lab.errors import InputError
+
+DATA_HEADER_BYTES = 36  # SeqTs 6 + UDP 8 + IPv4 20 + PPP 2 (reference wire size: 1036 B for a 1000 B payload)
+ACK_WIRE_BYTES = 48  # reference ACK/NACK on the wire without INT
+PFC_WIRE_BYTES = 64  # a PFC frame; the reference's size is not documented in the notes, a minimum frame is used
+MMU_RESERVE_BYTES = 4 * 1024  # switch-mmu.cc: reserve per ingress port and class
+MMU_RESUME_OFFSET_BYTES = 3 * 1024  # switch-mmu.cc: resume when 3 KiB below the threshold
+PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports at the NIC rate
+
+MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with a clear error
+MAX_EVENTS = 1 << 26
+
+
+class ResourceLimitError(RuntimeError):
+    """A bounded buffer (packet pool, event heap) would exceed its hard limit."""
+
+
+@dataclass
+class EngineState:
+    """All arrays of one run; ``arrays()`` is the argument list of the kernels."""
+
+    g: np.ndarray
+    heap: np.ndarray
+    pk: np.ndarray
+    pt: np.ndarray
+    ptf: np.ndarray
+    nd: np.ndarray
+    fl: np.ndarray
+    ff: np.ndarray
+    port_qps: np.ndarray
+    path_ports: np.ndarray
+    ci: np.ndarray
+    cf: np.ndarray
+    rng: np.ndarray
+    pfc_log: np.ndarray
+
+    def arrays(self) -> tuple:
+        return (self.g, self.heap, self.pk, self.pt, self.ptf, self.nd, self.fl, self.ff, self.port_qps,
+                self.path_ports, self.ci, self.cf, self.rng, self.pfc_log)
+
+    @property
+    def now_ps(self) -> int:
+        return int(self.g[L.G_NOW])
+
+    def grow(self) -> None:
+        """Double whichever bounded table is close to full (the kernel returned STOP_GROW)."""
+        if self.g[L.G_FREE_COUNT] < L.HEADROOM_PER_EVENT:
+            old = self.pk.shape[0]
+            if 2 * old > MAX_PACKETS:
+                raise ResourceLimitError(
+                    f"more than {MAX_PACKETS} packets in flight at t={self.now_ps} ps; the run is larger than this "
+                    "engine supports (shrink the scenario or enable PFC so buffers stay bounded)")
+            self.pk = np.concatenate([self.pk, np.zeros_like(self.pk)])
+            _link_free(self.pk, old, 2 * old, self.g)
+        if self.g[L.G_HEAP_SIZE] + L.HEADROOM_PER_EVENT > self.heap.shape[0]:
+            if 2 * self.heap.shape[0] > MAX_EVENTS:
+                raise ResourceLimitError(f"more than {MAX_EVENTS} pending events at t={self.now_ps} ps")
+            self.heap = np.concatenate([self.heap, np.zeros_like(self.heap)])
+        if self.g[L.G_PFC_COUNT] + L.HEADROOM_PER_EVENT > self.pfc_log.shape[0]:
+            self.pfc_log = np.concatenate([self.pfc_log, np.zeros_like(self.pfc_log)])
+
+
+def _link_free(pk: np.ndarray, begin: int, end: int, g: np.ndarray) -> None:
+    """Put rows begin..end-1 at the front of the free list."""
+    pk[begin:end - 1, L.PK_NEXT] = np.arange(begin + 1, end)
+    pk[end - 1, L.PK_NEXT] = g[L.G_FREE_HEAD]
+    g[L.G_FREE_HEAD] = begin
+    g[L.G_FREE_COUNT] += end - begin
+
+
+def _int_config(cfg: EngineConfig) -> np.ndarray:
+    ci = np.zeros(L.CI_N, dtype=np.int64)
+    ci[L.CI_CC] = cfg.cc_mode
+    ci[L.CI_PAYLOAD] = cfg.payload_bytes
+    ci[L.CI_DATA_HDR] = DATA_HEADER_BYTES
+    ci[L.CI_ACK_WIRE] = ACK_WIRE_BYTES
+    ci[L.CI_PFC_WIRE] = PFC_WIRE_BYTES
+    ci[L.CI_VAR_WIN] = cfg.var_win
+    ci[L.CI_RATE_BOUND] = cfg.rate_bound
+    ci[L.CI_ACK_HIGH_PRIO] = cfg.ack_high_prio
+    ci[L.CI_ECN] = cfg.enable_ecn
+    ci[L.CI_PFC] = cfg.pfc
+    ci[L.CI_RESERVE] = MMU_RESERVE_BYTES
+    ci[L.CI_RESUME_OFFSET] = MMU_RESUME_OFFSET_BYTES
+    ci[L.CI_NACK_INTERVAL] = cfg.nack_interval_ps
+    ci[L.CI_RTO] = cfg.rto_ps
+    ci[L.CI_ALPHA_INTERVAL] = cfg.alpha_resume_interval_ps
+    ci[L.CI_DECREASE_INTERVAL] = cfg.rate_decrease_interval_ps
+    ci[L.CI_RP_TIMER] = cfg.rp_timer_ps
+    ci[L.CI_FAST_RECOVERY] = cfg.fast_recovery_times
+    ci[L.CI_CLAMP] = cfg.clamp_target_rate
+    ci[L.CI_RATE_AI] = cfg.rate_ai_bps
+    ci[L.CI_RATE_HAI] = cfg.rate_hai_bps
+    ci[L.CI_MIN_RATE] = cfg.min_rate_bps
+    ci[L.CI_DCTCP_RATE_AI] = cfg.dctcp_rate_ai_bps
+    ci[L.CI_TIME_QUANTUM] = cfg.time_quantum_ps
+    return ci
+
+
+def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray) -> EngineState:
+    """Arrays for a run. ``paths`` gives per-flow egress ports (CSR); ``window_bytes`` per flow (0: none)."""
+    n_ports, n_flows = topo.n_ports, len(flows)
+    port_node = topo.port_node()
+    rate = np.repeat(topo.link_rate_bps, 2).astype(np.int64)
+    delay = np.repeat(topo.link_delay_ps, 2).astype(np.int64)
+    is_switch_port = topo.is_switch[port_node]
+
+    pt = np.zeros((n_ports, L.PT_N), dtype=np.int64)
+    ptf = np.zeros((n_ports, L.PTF_N), dtype=np.float64)
+    pt[:, L.PT_NODE] = port_node
+    pt[:, L.PT_PEER] = np.arange(n_ports) ^ 1
+    pt[:, L.PT_RATE] = rate
+    pt[:, L.PT_DELAY] = delay
+    pt[:, L.PT_IS_SWITCH] = is_switch_port
+    for col in (L.PT_CTRL_HEAD, L.PT_CTRL_TAIL, L.PT_DATA_HEAD, L.PT_DATA_TAIL, L.PT_WAKE_AT):
+        pt[:, col] = -1
+    pt[:, L.PT_IFINDEX] = topo.port_ifindex()
+
+    nic_rate = int(rate[~is_switch_port][0])
+    nd = np.zeros((topo.n_nodes, L.ND_N), dtype=np.int64)
+    nd[:, L.ND_IS_SWITCH] = topo.is_switch
+    nd[topo.is_switch, L.ND_BUFFER] = cfg.buffer_bytes
+    for p in np.flatnonzero(is_switch_port):
+        r = int(rate[p])
+        kmin, kmax, pmax = cfg.ecn_for_rate(r, f"ECN maps (switch {port_node[p]}, link speed of port {p})")
+        pt[p, L.PT_KMIN], pt[p, L.PT_KMAX], ptf[p, L.PTF_PMAX] = kmin, kmax, pmax
+        # third.cc: headroom = 3 x rate x delay (delay in ns, integer arithmetic)
+        pt[p, L.PT_HEADROOM] = r * (int(delay[p]) // 1000) // 8 // 1_000_000_000 * 3
+        shift = PFC_SHIFT_AT_NIC_RATE
+        while r > nic_rate and shift > 0:
+            shift -= 1
+            r //= 2
+        pt[p, L.PT_PFC_SHIFT] = shift
+        node = port_node[p]
+        nd[node, L.ND_TOTAL_HDRM] += pt[p, L.PT_HEADROOM]
+        nd[node, L.ND_TOTAL_RSRV] += MMU_RESERVE_BYTES
+    short = np.flatnonzero(topo.is_switch & (nd[:, L.ND_TOTAL_HDRM] + nd[:, L.ND_TOTAL_RSRV] >= nd[:, L.ND_BUFFER]))
+    if len(short):
+        s = int(short[0])
+        need = int(nd[s, L.ND_TOTAL_HDRM] + nd[s, L.ND_TOTAL_RSRV])
+        raise InputError("EngineConfig.buffer_bytes", f"switch {s} needs {need} B of PFC headroom and reserve, more than "
+                         f"the {cfg.buffer_bytes} B buffer", f"raise the buffer above {need} B (BUFFER_SIZE in MB)")
+
+    fl = np.zeros((n_flows, L.FL_N), dtype=np.int64)
+    fl[:, L.FL_SRC] = flows.src
+    fl[:, L.FL_DST] = flows.dst
+    fl[:, L.FL_SIZE] = flows.size
+    fl[:, L.FL_START] = flows.start_ps
+    n_data = len(paths.data_ports)
+    fl[:, L.FL_PATH_BEGIN] = paths.data_offset[:-1]
+    fl[:, L.FL_PATH_LEN] = np.diff(paths.data_offset)
+    fl[:, L.FL_APATH_BEGIN] = n_data + paths.ack_offset[:-1]
+    fl[:, L.FL_APATH_LEN] = np.diff(paths.ack_offset)
+    fl[:, L.FL_WIN] = window_bytes
+    fl[:, L.FL_DONE_ORDER] = -1
+    fl[:, L.FL_FINISH] = -1
+    path_ports = np.concatenate([paths.data_ports, paths.ack_ports]).astype(np.int64)
+
+    nic_port = path_ports[fl[:, L.FL_PATH_BEGIN]]
+    per_port = np.bincount(nic_port, minlength=n_ports)
+    pt[:, L.PT_QP_BEGIN] = np.concatenate([[0], np.cumsum(per_port)[:-1]])
+
+    # a sorted array is a valid heap: flow starts in (time, file order), as the reference schedules them
+    order = np.lexsort((np.arange(n_flows), flows.start_ps))
+    heap = np.zeros((n_flows + 4096, L.H_N), dtype=np.int64)
+    heap[:n_flows, L.H_TIME] = flows.start_ps[order]
+    heap[:n_flows, L.H_SEQ] = np.arange(n_flows)
+    heap[:n_flows, L.H_KIND] = L.EV_FLOW_START
+    heap[:n_flows, L.H_A] = order
+
+    g = np.zeros(L.G_N, dtype=np.int64)
+    g[L.G_HEAP_SIZE] = n_flows
+    g[L.G_SEQ] = n_flows
+    g[L.G_FREE_HEAD] = -1
+    pk = np.zeros((4096, L.PK_N), dtype=np.int64)
+    _link_free(pk, 0, pk.shape[0], g)
+
+    cf = np.zeros(L.CF_N, dtype=np.float64)
+    cf[L.CF_G] = cfg.ewma_gain
+    cf[L.CF_RATE_FIRST_CNP] = cfg.rate_on_first_cnp
+    return EngineState(g=g, heap=heap, pk=pk, pt=pt, ptf=ptf, nd=nd, fl=fl, ff=np.zeros((n_flows, L.FF_N)),
+                       port_qps=np.zeros(max(n_flows, 1), dtype=np.int64), path_ports=path_ports,
+                       ci=_int_config(cfg), cf=cf, rng=new_state(cfg.seed),
+                       pfc_log=np.zeros((1024, L.PFC_LOG_N), dtype=np.int64))
