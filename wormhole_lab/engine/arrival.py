@@ -8,12 +8,13 @@ from wormhole_lab.engine.layout import (
     CI_NACK_INTERVAL,
     CI_PFC,
     FL_APATH_BEGIN,
+    FL_CNPS,
     FL_LAST_NACK,
     FL_NACK_TIMER,
     FL_PATH_BEGIN,
     FL_RCV_NXT,
-    FS_ACTIVE,
     FL_STATE,
+    FS_ACTIVE,
     G_DROPS,
     G_PFC_COUNT,
     KIND_ACK,
@@ -131,6 +132,8 @@ def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf,
         return
     if nack:
         qp.go_back(fl, f)
+    if cnp:
+        fl[f, FL_CNPS] += 1
     dispatch.on_ack(g, heap, fl, ff, ci, cf, f, seq, cnp, now)
     dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, path_ports[fl[f, FL_PATH_BEGIN]], now)
 

@@ -71,37 +71,77 @@ class EngineConfig:
     def validate(self) -> None:
         """Reject impossible values, naming the field and the fix."""
         if self.cca not in CCA_NAMES:
-            raise InputError("EngineConfig.cca", f"unknown congestion control {self.cca!r}", f"choose one of {', '.join(CCA_NAMES)}")
-        positive = ["time_quantum_ps", "payload_bytes", "buffer_bytes", "nack_interval_ps", "rto_ps", "alpha_resume_interval_ps",
-                    "rate_decrease_interval_ps", "rp_timer_ps", "min_rate_bps", "stop_time_ps"]
+            raise InputError(
+                "EngineConfig.cca", f"unknown congestion control {self.cca!r}", f"choose one of {', '.join(CCA_NAMES)}"
+            )
+        positive = [
+            "time_quantum_ps",
+            "payload_bytes",
+            "buffer_bytes",
+            "nack_interval_ps",
+            "rto_ps",
+            "alpha_resume_interval_ps",
+            "rate_decrease_interval_ps",
+            "rp_timer_ps",
+            "min_rate_bps",
+            "stop_time_ps",
+        ]
         for name in positive:
             if getattr(self, name) <= 0:
-                raise InputError(f"EngineConfig.{name}", f"must be positive, got {getattr(self, name)}", "use a value above 0")
+                raise InputError(
+                    f"EngineConfig.{name}", f"must be positive, got {getattr(self, name)}", "use a value above 0"
+                )
         for name in ["rate_ai_bps", "rate_hai_bps", "dctcp_rate_ai_bps", "fast_recovery_times"]:
             if getattr(self, name) < 0:
-                raise InputError(f"EngineConfig.{name}", f"must not be negative, got {getattr(self, name)}", "use 0 or more")
+                raise InputError(
+                    f"EngineConfig.{name}", f"must not be negative, got {getattr(self, name)}", "use 0 or more"
+                )
         if not (0.0 < self.ewma_gain <= 1.0) or math.isnan(self.ewma_gain):
-            raise InputError("EngineConfig.ewma_gain", f"must be in (0, 1], got {self.ewma_gain}", "the reference uses 1/256 for DCQCN, 1/16 for DCTCP")
+            raise InputError(
+                "EngineConfig.ewma_gain",
+                f"must be in (0, 1], got {self.ewma_gain}",
+                "the reference uses 1/256 for DCQCN, 1/16 for DCTCP",
+            )
         if not (0.0 < self.rate_on_first_cnp <= 1.0):
-            raise InputError("EngineConfig.rate_on_first_cnp", f"must be in (0, 1], got {self.rate_on_first_cnp}", "the reference uses 1.0")
+            raise InputError(
+                "EngineConfig.rate_on_first_cnp",
+                f"must be in (0, 1], got {self.rate_on_first_cnp}",
+                "the reference uses 1.0",
+            )
         if self.payload_bytes > 65000:
-            raise InputError("EngineConfig.payload_bytes", f"{self.payload_bytes} B does not fit a packet", "use at most 9000 (jumbo frames)")
+            raise InputError(
+                "EngineConfig.payload_bytes",
+                f"{self.payload_bytes} B does not fit a packet",
+                "use at most 9000 (jumbo frames)",
+            )
         if set(self.kmin_bytes) != set(self.kmax_bytes) or set(self.kmin_bytes) != set(self.pmax):
-            raise InputError("EngineConfig.kmin_bytes/kmax_bytes/pmax", "the three ECN maps must name the same link speeds",
-                             "give KMIN_MAP, KMAX_MAP and PMAX_MAP one entry each for every link speed")
+            raise InputError(
+                "EngineConfig.kmin_bytes/kmax_bytes/pmax",
+                "the three ECN maps must name the same link speeds",
+                "give KMIN_MAP, KMAX_MAP and PMAX_MAP one entry each for every link speed",
+            )
         for rate, kmin in self.kmin_bytes.items():
             kmax, pmax = self.kmax_bytes[rate], self.pmax[rate]
             if kmin < 0 or kmax < kmin:
-                raise InputError(f"EngineConfig.kmin_bytes[{rate}]", f"need 0 <= Kmin <= Kmax, got Kmin={kmin} Kmax={kmax}", "raise Kmax or lower Kmin")
+                raise InputError(
+                    f"EngineConfig.kmin_bytes[{rate}]",
+                    f"need 0 <= Kmin <= Kmax, got Kmin={kmin} Kmax={kmax}",
+                    "raise Kmax or lower Kmin",
+                )
             if not (0.0 <= pmax <= 1.0):
-                raise InputError(f"EngineConfig.pmax[{rate}]", f"must be a probability, got {pmax}", "use a value in [0, 1]")
+                raise InputError(
+                    f"EngineConfig.pmax[{rate}]", f"must be a probability, got {pmax}", "use a value in [0, 1]"
+                )
 
     def ecn_for_rate(self, rate_bps: int, where: str) -> tuple[int, int, float]:
         """(Kmin, Kmax, Pmax) for a link speed; a speed with no entry is an error, as in the reference."""
         if rate_bps not in self.kmin_bytes:
             known = ", ".join(str(r) for r in sorted(self.kmin_bytes)) or "none"
-            raise InputError(where, f"no ECN threshold for link speed {rate_bps} bit/s (maps have: {known})",
-                             f"add an entry '{rate_bps} <value>' to KMIN_MAP, KMAX_MAP and PMAX_MAP")
+            raise InputError(
+                where,
+                f"no ECN threshold for link speed {rate_bps} bit/s (maps have: {known})",
+                f"add an entry '{rate_bps} <value>' to KMIN_MAP, KMAX_MAP and PMAX_MAP",
+            )
         return self.kmin_bytes[rate_bps], self.kmax_bytes[rate_bps], self.pmax[rate_bps]
 
     def manifest_json(self) -> str:

@@ -8,15 +8,15 @@ from wormhole_lab.engine.heap import pop_into
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     EV_ARRIVE,
+    EV_DCQCN_INCREASE,
     EV_FLOW_START,
     EV_NIC_WAKE,
     EV_RTO,
     EV_TX_DONE,
     FL_PATH_BEGIN,
+    FL_RP_GEN,
     FL_STATE,
     FL_TIMER_GEN,
-    FL_RP_GEN,
-    EV_DCQCN_INCREASE,
     FS_ACTIVE,
     G_DONE_COUNT,
     G_EVENTS,

@@ -80,7 +80,9 @@ def should_resume(nd, pt, ci, node, port):
     if pt[port, PT_PAUSING] == 0:
         return False
     used = shared_used(pt, ci, port)
-    return pt[port, PT_HDRM_BYTES] == 0 and (used == 0 or used + ci[CI_RESUME_OFFSET] <= pfc_threshold(nd, pt, node, port))
+    return pt[port, PT_HDRM_BYTES] == 0 and (
+        used == 0 or used + ci[CI_RESUME_OFFSET] <= pfc_threshold(nd, pt, node, port)
+    )
 
 
 @kernel

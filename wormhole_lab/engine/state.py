@@ -48,8 +48,22 @@ class EngineState:
     pfc_log: np.ndarray
 
     def arrays(self) -> tuple:
-        return (self.g, self.heap, self.pk, self.pt, self.ptf, self.nd, self.fl, self.ff, self.port_qps,
-                self.path_ports, self.ci, self.cf, self.rng, self.pfc_log)
+        return (
+            self.g,
+            self.heap,
+            self.pk,
+            self.pt,
+            self.ptf,
+            self.nd,
+            self.fl,
+            self.ff,
+            self.port_qps,
+            self.path_ports,
+            self.ci,
+            self.cf,
+            self.rng,
+            self.pfc_log,
+        )
 
     @property
     def now_ps(self) -> int:
@@ -62,7 +76,8 @@ class EngineState:
             if 2 * old > MAX_PACKETS:
                 raise ResourceLimitError(
                     f"more than {MAX_PACKETS} packets in flight at t={self.now_ps} ps; the run is larger than this "
-                    "engine supports (shrink the scenario or enable PFC so buffers stay bounded)")
+                    "engine supports (shrink the scenario or enable PFC so buffers stay bounded)"
+                )
             self.pk = np.concatenate([self.pk, np.zeros_like(self.pk)])
             _link_free(self.pk, old, 2 * old, self.g)
         if self.g[L.G_HEAP_SIZE] + L.HEADROOM_PER_EVENT > self.heap.shape[0]:
@@ -75,7 +90,7 @@ class EngineState:
 
 def _link_free(pk: np.ndarray, begin: int, end: int, g: np.ndarray) -> None:
     """Put rows begin..end-1 at the front of the free list."""
-    pk[begin:end - 1, L.PK_NEXT] = np.arange(begin + 1, end)
+    pk[begin : end - 1, L.PK_NEXT] = np.arange(begin + 1, end)
     pk[end - 1, L.PK_NEXT] = g[L.G_FREE_HEAD]
     g[L.G_FREE_HEAD] = begin
     g[L.G_FREE_COUNT] += end - begin
@@ -151,8 +166,11 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
     if len(short):
         s = int(short[0])
         need = int(nd[s, L.ND_TOTAL_HDRM] + nd[s, L.ND_TOTAL_RSRV])
-        raise InputError("EngineConfig.buffer_bytes", f"switch {s} needs {need} B of PFC headroom and reserve, more than "
-                         f"the {cfg.buffer_bytes} B buffer", f"raise the buffer above {need} B (BUFFER_SIZE in MB)")
+        raise InputError(
+            "EngineConfig.buffer_bytes",
+            f"switch {s} needs {need} B of PFC headroom and reserve, more than the {cfg.buffer_bytes} B buffer",
+            f"raise the buffer above {need} B (BUFFER_SIZE in MB)",
+        )
 
     fl = np.zeros((n_flows, L.FL_N), dtype=np.int64)
     fl[:, L.FL_SRC] = flows.src
@@ -191,7 +209,19 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
     cf = np.zeros(L.CF_N, dtype=np.float64)
     cf[L.CF_G] = cfg.ewma_gain
     cf[L.CF_RATE_FIRST_CNP] = cfg.rate_on_first_cnp
-    return EngineState(g=g, heap=heap, pk=pk, pt=pt, ptf=ptf, nd=nd, fl=fl, ff=np.zeros((n_flows, L.FF_N)),
-                       port_qps=np.zeros(max(n_flows, 1), dtype=np.int64), path_ports=path_ports,
-                       ci=_int_config(cfg), cf=cf, rng=new_state(cfg.seed),
-                       pfc_log=np.zeros((1024, L.PFC_LOG_N), dtype=np.int64))
+    return EngineState(
+        g=g,
+        heap=heap,
+        pk=pk,
+        pt=pt,
+        ptf=ptf,
+        nd=nd,
+        fl=fl,
+        ff=np.zeros((n_flows, L.FF_N)),
+        port_qps=np.zeros(max(n_flows, 1), dtype=np.int64),
+        path_ports=path_ports,
+        ci=_int_config(cfg),
+        cf=cf,
+        rng=new_state(cfg.seed),
+        pfc_log=np.zeros((1024, L.PFC_LOG_N), dtype=np.int64),
+    )

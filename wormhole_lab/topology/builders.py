@@ -27,7 +27,9 @@ def _count(fn: str, arg: str, value, minimum: int = 1) -> int:
     try:
         v = operator.index(value)
     except TypeError:
-        raise InputError(f"{fn}({arg}={value!r})", f"{arg} must be an integer", f"pass an integer >= {minimum}") from None
+        raise InputError(
+            f"{fn}({arg}={value!r})", f"{arg} must be an integer", f"pass an integer >= {minimum}"
+        ) from None
     if v < minimum:
         raise InputError(f"{fn}({arg}={value!r})", f"{arg} must be at least {minimum}", f"pass an integer >= {minimum}")
     return v
@@ -39,8 +41,11 @@ def _rate(fn: str, arg: str, value) -> int:
     except TypeError:
         v = None
     if v is None:
-        raise InputError(f"{fn}({arg}={value!r})", f"{arg} must be an integer number of bit/s",
-                         "pass e.g. 100_000_000_000 or units.parse_rate('100Gbps', ...)")
+        raise InputError(
+            f"{fn}({arg}={value!r})",
+            f"{arg} must be an integer number of bit/s",
+            "pass e.g. 100_000_000_000 or units.parse_rate('100Gbps', ...)",
+        )
     if v <= 0:
         raise InputError(f"{fn}({arg}={value!r})", f"{arg} must be positive", "pass a rate above 0 bit/s")
     return v
@@ -52,14 +57,19 @@ def _delay(fn: str, arg: str, value) -> int:
     except TypeError:
         v = None
     if v is None:
-        raise InputError(f"{fn}({arg}={value!r})", f"{arg} must be an integer number of picoseconds",
-                         "pass e.g. 1_000_000 (1 us) or units.parse_time_ps('1us', ...)")
+        raise InputError(
+            f"{fn}({arg}={value!r})",
+            f"{arg} must be an integer number of picoseconds",
+            "pass e.g. 1_000_000 (1 us) or units.parse_time_ps('1us', ...)",
+        )
     if v < 0:
         raise InputError(f"{fn}({arg}={value!r})", f"{arg} must not be negative", "pass a delay >= 0 ps")
     return v
 
 
-def _make(fn: str, n_hosts: int, n_nodes: int, links: list[tuple[int, int, int, int]], name: str, meta: dict) -> Topology:
+def _make(
+    fn: str, n_hosts: int, n_nodes: int, links: list[tuple[int, int, int, int]], name: str, meta: dict
+) -> Topology:
     is_switch = np.ones(n_nodes, dtype=bool)
     is_switch[:n_hosts] = False
     arr = np.array(links, dtype=np.int64).reshape(-1, 4)
@@ -83,8 +93,7 @@ def star(n_hosts: int, host_rate_bps: int = DEFAULT_RATE_BPS, host_delay_ps: int
     n = _count(fn, "n_hosts", n_hosts)
     rate, delay = _rate(fn, "host_rate_bps", host_rate_bps), _delay(fn, "host_delay_ps", host_delay_ps)
     links = [(h, n, rate, delay) for h in range(n)]
-    return _make(fn, n, n + 1, links, f"star({n})",
-                 {"n_hosts": n, "host_rate_bps": rate, "host_delay_ps": delay})
+    return _make(fn, n, n + 1, links, f"star({n})", {"n_hosts": n, "host_rate_bps": rate, "host_delay_ps": delay})
 
 
 def dumbbell(
@@ -108,8 +117,14 @@ def dumbbell(
     left, right = nl + nr, nl + nr + 1
     links = [(h, left if h < nl else right, rate, delay) for h in range(nl + nr)]
     links.append((left, right, b_rate, b_delay))
-    meta = {"n_left": nl, "n_right": nr, "host_rate_bps": rate, "host_delay_ps": delay,
-            "bottleneck_rate_bps": b_rate, "bottleneck_delay_ps": b_delay}
+    meta = {
+        "n_left": nl,
+        "n_right": nr,
+        "host_rate_bps": rate,
+        "host_delay_ps": delay,
+        "bottleneck_rate_bps": b_rate,
+        "bottleneck_delay_ps": b_delay,
+    }
     return _make(fn, nl + nr, nl + nr + 2, links, f"dumbbell({nl},{nr})", meta)
 
 
@@ -135,8 +150,15 @@ def leaf_spine(
     leaf0, spine0 = n_hosts, n_hosts + nl
     links = [(h, leaf0 + h // hpl, rate, delay) for h in range(n_hosts)]
     links += [(leaf0 + i, spine0 + j, f_rate, f_delay) for i in range(nl) for j in range(ns)]
-    meta = {"n_leaves": nl, "n_spines": ns, "hosts_per_leaf": hpl, "host_rate_bps": rate, "host_delay_ps": delay,
-            "fabric_rate_bps": f_rate, "fabric_delay_ps": f_delay}
+    meta = {
+        "n_leaves": nl,
+        "n_spines": ns,
+        "hosts_per_leaf": hpl,
+        "host_rate_bps": rate,
+        "host_delay_ps": delay,
+        "fabric_rate_bps": f_rate,
+        "fabric_delay_ps": f_delay,
+    }
     return _make(fn, n_hosts, n_hosts + nl + ns, links, f"leaf_spine({nl},{ns},{hpl})", meta)
 
 
@@ -174,9 +196,16 @@ def fat_tree(
         for g in range(half):
             for c in range(half):
                 links.append((agg0 + pod * half + g, core0 + g * half + c, f_rate, f_delay))
-    meta = {"k": k, "host_rate_bps": rate, "host_delay_ps": delay, "fabric_rate_bps": f_rate,
-            "fabric_delay_ps": f_delay, "edge_range": (edge0, agg0), "agg_range": (agg0, core0),
-            "core_range": (core0, core0 + n_core)}
+    meta = {
+        "k": k,
+        "host_rate_bps": rate,
+        "host_delay_ps": delay,
+        "fabric_rate_bps": f_rate,
+        "fabric_delay_ps": f_delay,
+        "edge_range": (edge0, agg0),
+        "agg_range": (agg0, core0),
+        "core_range": (core0, core0 + n_core),
+    }
     return _make(fn, n_hosts, core0 + n_core, links, f"fat_tree({k})", meta)
 
 
@@ -223,10 +252,19 @@ def rail_optimized(
             links.append((h, nv0 + h // gps, nv_rate, nv_delay))
         links.append((h, rail0 + h % gps, rate, delay))
     links += [(rail0 + r, spine0 + s, f_rate, f_delay) for r in range(gps) for s in range(n_sp)]
-    meta = {"n_servers": ns_, "gpus_per_server": gps, "n_spines": n_sp, "host_rate_bps": rate,
-            "host_delay_ps": delay, "fabric_rate_bps": f_rate, "fabric_delay_ps": f_delay, "nvlink": bool(nvlink),
-            "nvswitch_ids": list(range(nv0, rail0)), "rail_ids": list(range(rail0, spine0)),
-            "spine_ids": list(range(spine0, spine0 + n_sp))}
+    meta = {
+        "n_servers": ns_,
+        "gpus_per_server": gps,
+        "n_spines": n_sp,
+        "host_rate_bps": rate,
+        "host_delay_ps": delay,
+        "fabric_rate_bps": f_rate,
+        "fabric_delay_ps": f_delay,
+        "nvlink": bool(nvlink),
+        "nvswitch_ids": list(range(nv0, rail0)),
+        "rail_ids": list(range(rail0, spine0)),
+        "spine_ids": list(range(spine0, spine0 + n_sp)),
+    }
     if nvlink:
         meta.update(nvlink_rate_bps=nv_rate, nvlink_delay_ps=nv_delay)
     return _make(fn, n_hosts, spine0 + n_sp, links, f"rail_optimized({ns_}x{gps})", meta)

@@ -39,16 +39,23 @@ def check_topology(topo: Topology, where: str = "topology", link_where: Sequence
     bad = np.flatnonzero((a < 0) | (a >= n) | (b < 0) | (b >= n))
     if bad.size:
         i = int(bad[0])
-        raise InputError(at(i), f"link {i} joins nodes {a[i]} and {b[i]}, outside 0..{n - 1}",
-                         f"use node ids below the node count {n}")
+        raise InputError(
+            at(i),
+            f"link {i} joins nodes {a[i]} and {b[i]}, outside 0..{n - 1}",
+            f"use node ids below the node count {n}",
+        )
     bad = np.flatnonzero(topo.link_rate_bps <= 0)
     if bad.size:
         i = int(bad[0])
-        raise InputError(at(i), f"link {i} has rate {topo.link_rate_bps[i]} bit/s", "use a positive rate such as 100Gbps")
+        raise InputError(
+            at(i), f"link {i} has rate {topo.link_rate_bps[i]} bit/s", "use a positive rate such as 100Gbps"
+        )
     bad = np.flatnonzero(topo.link_delay_ps < 0)
     if bad.size:
         i = int(bad[0])
-        raise InputError(at(i), f"link {i} has negative delay {topo.link_delay_ps[i]} ps", "use a delay >= 0, e.g. 1000ns")
+        raise InputError(
+            at(i), f"link {i} has negative delay {topo.link_delay_ps[i]} ps", "use a delay >= 0, e.g. 1000ns"
+        )
     err = np.asarray(topo.link_error_rate, dtype=np.float64)
     bad = np.flatnonzero(~((err >= 0.0) & (err <= 1.0)))  # also catches NaN
     if bad.size:
@@ -63,13 +70,19 @@ def check_topology(topo: Topology, where: str = "topology", link_where: Sequence
     is_switch = np.asarray(topo.is_switch, dtype=bool)
     hosts = np.flatnonzero(~is_switch)
     if hosts.size == 0:
-        raise InputError(where, "the topology has no host (every node is a switch)",
-                         "leave the host (NIC) nodes out of the switch list")
+        raise InputError(
+            where,
+            "the topology has no host (every node is a switch)",
+            "leave the host (NIC) nodes out of the switch list",
+        )
     degree = np.bincount(np.concatenate([a, b]), minlength=n)
     lonely = hosts[degree[hosts] == 0]
     if lonely.size:
-        raise InputError(where, f"host {lonely[0]} has no link (disconnected)",
-                         f"add a link from node {lonely[0]} to a switch, or drop the node")
+        raise InputError(
+            where,
+            f"host {lonely[0]} has no link (disconnected)",
+            f"add a link from node {lonely[0]} to a switch, or drop the node",
+        )
     _check_reachability(a, b, is_switch, hosts, where)
 
 
@@ -78,17 +91,25 @@ def _check_shapes(topo: Topology, where: str) -> None:
     if is_switch.ndim != 1 or is_switch.size == 0:
         raise InputError(where, "is_switch must be a non-empty 1-D array", "give one entry per node")
     arrays = {
-        "link_a": topo.link_a, "link_b": topo.link_b, "link_rate_bps": topo.link_rate_bps,
-        "link_delay_ps": topo.link_delay_ps, "link_error_rate": topo.link_error_rate,
+        "link_a": topo.link_a,
+        "link_b": topo.link_b,
+        "link_rate_bps": topo.link_rate_bps,
+        "link_delay_ps": topo.link_delay_ps,
+        "link_error_rate": topo.link_error_rate,
     }
     lengths = {k: np.asarray(v).shape for k, v in arrays.items()}
     if any(len(s) != 1 for s in lengths.values()) or len(set(lengths.values())) != 1:
         desc = ", ".join(f"{k}{list(s)}" for k, s in lengths.items())
-        raise InputError(where, f"link arrays have inconsistent shapes: {desc}", "give one 1-D entry per link in every array")
+        raise InputError(
+            where, f"link arrays have inconsistent shapes: {desc}", "give one 1-D entry per link in every array"
+        )
     for k in ("link_a", "link_b", "link_rate_bps", "link_delay_ps"):
         if not np.issubdtype(np.asarray(arrays[k]).dtype, np.integer):
-            raise InputError(where, f"{k} must hold integers, not {np.asarray(arrays[k]).dtype}",
-                             "use int64 arrays (rates in bit/s, delays in ps)")
+            raise InputError(
+                where,
+                f"{k} must hold integers, not {np.asarray(arrays[k]).dtype}",
+                "use int64 arrays (rates in bit/s, delays in ps)",
+            )
 
 
 def _check_duplicates(a: np.ndarray, b: np.ndarray, n: int, at) -> None:
@@ -99,9 +120,11 @@ def _check_duplicates(a: np.ndarray, b: np.ndarray, n: int, at) -> None:
         # Report the later link of the first duplicated pair (in file order), naming the earlier one.
         pairs = [(int(order[s + 1]), int(order[s])) for s in same]
         later, earlier = min(pairs)
-        raise InputError(at(later), f"link {later} duplicates link {earlier} between nodes {a[later]} and {b[later]}",
-                         "keep one link per node pair (parallel links are not supported by the reference); "
-                         "raise its rate instead")
+        raise InputError(
+            at(later),
+            f"link {later} duplicates link {earlier} between nodes {a[later]} and {b[later]}",
+            "keep one link per node pair (parallel links are not supported by the reference); raise its rate instead",
+        )
 
 
 def _check_reachability(a, b, is_switch, hosts, where) -> None:
@@ -140,5 +163,9 @@ def _check_reachability(a, b, is_switch, hosts, where) -> None:
         reach[i] = True
         if not reach.all():
             j = int(np.flatnonzero(~reach)[0])
-            raise InputError(where, f"hosts {hosts[i]} and {hosts[j]} cannot reach each other through switches "
-                             "(hosts never forward traffic)", "add switch links so that every host pair is connected")
+            raise InputError(
+                where,
+                f"hosts {hosts[i]} and {hosts[j]} cannot reach each other through switches "
+                "(hosts never forward traffic)",
+                "add switch links so that every host pair is connected",
+            )

@@ -29,7 +29,7 @@ def assign_sports(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """10000 + k for the k-th flow of each (src, dst) pair, in table order (the reference's portNumder)."""
     counters: dict[tuple[int, int], int] = {}
     sport = np.empty(len(src), dtype=np.int64)
-    for i, pair in enumerate(zip(src.tolist(), dst.tolist())):
+    for i, pair in enumerate(zip(src.tolist(), dst.tolist(), strict=True)):
         sport[i] = 10000 + counters.get(pair, 0)
         counters[pair] = counters.get(pair, 0) + 1
     return sport

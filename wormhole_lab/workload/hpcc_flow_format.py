@@ -50,8 +50,9 @@ def read_flows(path) -> FlowTable:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # loadtxt warns that blank lines don't count toward max_rows
-            rows = np.loadtxt(path, dtype=_DTYPE, comments=None, skiprows=1, max_rows=flow_num, ndmin=1,
-                              encoding="utf-8")
+            rows = np.loadtxt(
+                path, dtype=_DTYPE, comments=None, skiprows=1, max_rows=flow_num, ndmin=1, encoding="utf-8"
+            )
     except (ValueError, OverflowError, UnicodeDecodeError) as exc:
         _rescan(path, flow_num)  # raises the precise error
         raise InputError(str(path), f"cannot parse flow file: {exc}", _LINE_FIX) from exc
@@ -71,13 +72,20 @@ def write_flows(flows: FlowTable, path) -> None:
     start = np.asarray(flows.start_ps, dtype=np.int64)
     if n and int(start.min()) < 0:
         i = int(np.argmax(start < 0))
-        raise InputError(f"FlowTable.start_ps[{i}]", f"negative start time {int(start[i])} ps", "start flows at 0 or later")
+        raise InputError(
+            f"FlowTable.start_ps[{i}]", f"negative start time {int(start[i])} ps", "start flows at 0 or later"
+        )
     if n > 1 and bool(np.any(start[1:] < start[:-1])):
         i = int(np.argmax(start[1:] < start[:-1])) + 1
-        raise InputError(f"FlowTable.start_ps[{i}]", "flows are not sorted by start time, which the reference requires",
-                         "sort the table by start_ps (stable) before writing")
+        raise InputError(
+            f"FlowTable.start_ps[{i}]",
+            "flows are not sorted by start time, which the reference requires",
+            "sort the table by start_ps (stable) before writing",
+        )
     cols = [np.asarray(a, dtype=np.int64).tolist() for a in (flows.src, flows.dst, flows.pg, flows.dport, flows.size)]
-    lines = [f"{s} {d} {p} {dp} {sz} {format_seconds(t)}\n" for s, d, p, dp, sz, t in zip(*cols, start.tolist())]
+    starts = start.tolist()
+    seconds = {t: format_seconds(t) for t in set(starts)}  # flows often share start times; format each once
+    lines = [f"{s} {d} {p} {dp} {sz} {seconds[t]}\n" for s, d, p, dp, sz, t in zip(*cols, starts, strict=True)]
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"{n}\n")
         f.writelines(lines)
@@ -88,16 +96,22 @@ def _read_header(path: Path) -> int:
         with open(path, "rb") as f:
             first = f.readline()
     except OSError as exc:
-        raise InputError(str(path), f"cannot open flow file: {exc.strerror}", "give the path of an HPCC flow file") from exc
+        raise InputError(
+            str(path), f"cannot open flow file: {exc.strerror}", "give the path of an HPCC flow file"
+        ) from exc
     tokens = first.decode("utf-8", errors="replace").split()
     where = f"{path}:1"
     if not tokens:
         raise InputError(where, "line 1 must hold the number of flows, found nothing", "start the file with 'flow_num'")
     if len(tokens) != 1 or not _INT_RE.match(tokens[0]):
-        raise InputError(where, f"line 1 must be a single flow count, found {' '.join(tokens)!r}", "start the file with 'flow_num'")
+        raise InputError(
+            where, f"line 1 must be a single flow count, found {' '.join(tokens)!r}", "start the file with 'flow_num'"
+        )
     flow_num = int(tokens[0])
     if flow_num < 0 or flow_num > MAX_FLOWS:
-        raise InputError(where, f"flow count {flow_num} is out of range", f"use 0..{MAX_FLOWS} (the reference reads a uint32)")
+        raise InputError(
+            where, f"flow count {flow_num} is out of range", f"use 0..{MAX_FLOWS} (the reference reads a uint32)"
+        )
     return flow_num
 
 
@@ -112,17 +126,28 @@ def _count_lines(path: Path) -> int:
 
 
 def _truncated(path: Path, flow_num: int, found: int, n_lines: int) -> InputError:
-    return InputError(f"{path}:1", f"line 1 declares {flow_num} flows but only {found} flow lines follow "
-                      f"(the file ends at line {n_lines})", "fix the count on line 1 or restore the missing flow lines")
+    return InputError(
+        f"{path}:1",
+        f"line 1 declares {flow_num} flows but only {found} flow lines follow (the file ends at line {n_lines})",
+        "fix the count on line 1 or restore the missing flow lines",
+    )
 
 
 def _first_bad_row(rows: np.ndarray) -> int | None:
     """Index of the first row breaking any rule, or None. Vectorized: runs on millions of rows."""
     start = rows["start"]
     with np.errstate(invalid="ignore"):
-        masks = [rows["src"] < 0, rows["dst"] < 0, rows["src"] == rows["dst"],
-                 (rows["pg"] < 0) | (rows["pg"] >= N_PRIORITY_GROUPS), (rows["dport"] < 0) | (rows["dport"] > 65535),
-                 rows["size"] <= 0, rows["size"] > MAX_SIZE_BYTES, ~(start >= 0), ~(start <= _MAX_START_S)]
+        masks = [
+            rows["src"] < 0,
+            rows["dst"] < 0,
+            rows["src"] == rows["dst"],
+            (rows["pg"] < 0) | (rows["pg"] >= N_PRIORITY_GROUPS),
+            (rows["dport"] < 0) | (rows["dport"] > 65535),
+            rows["size"] <= 0,
+            rows["size"] > MAX_SIZE_BYTES,
+            ~(start >= 0),
+            ~(start <= _MAX_START_S),
+        ]
         bad = np.logical_or.reduce(masks)
         if len(rows) > 1:
             ps = np.rint(np.where(bad, 0.0, start) * _PS_PER_S)
@@ -154,7 +179,7 @@ def _check_line(tokens: list[str], where: str, prev_ps: int | None) -> int:
     if len(tokens) != 6:
         raise InputError(where, f"expected 6 columns, found {len(tokens)}: {' '.join(tokens)!r}", _LINE_FIX)
     values = []
-    for name, tok in zip(_COLUMNS[:5], tokens[:5]):
+    for name, tok in zip(_COLUMNS[:5], tokens[:5], strict=True):
         if not _INT_RE.match(tok):
             raise InputError(where, f"{name} {tok!r} is not an integer", _LINE_FIX)
         values.append(int(tok))
@@ -165,7 +190,9 @@ def _check_line(tokens: list[str], where: str, prev_ps: int | None) -> int:
     if src == dst:
         raise InputError(where, f"flow from node {src} to itself", "give different src and dst hosts")
     if not 0 <= pg < N_PRIORITY_GROUPS:
-        raise InputError(where, f"pg {pg} is not a priority group", f"use 0..{N_PRIORITY_GROUPS - 1}; shipped files use 3")
+        raise InputError(
+            where, f"pg {pg} is not a priority group", f"use 0..{N_PRIORITY_GROUPS - 1}; shipped files use 3"
+        )
     if not 0 <= dport <= 65535:
         raise InputError(where, f"dport {dport} does not fit 16 bits", "use 0..65535; shipped files use 100")
     if size <= 0:
@@ -184,7 +211,10 @@ def _check_line(tokens: list[str], where: str, prev_ps: int | None) -> int:
         raise InputError(where, f"start time {tok} s is too large", f"use at most {_MAX_START_S:.0f} s")
     ps = round(start * _PS_PER_S)
     if prev_ps is not None and ps < prev_ps:
-        raise InputError(where, f"start time {tok} s is earlier than the previous flow's "
-                         f"({format_seconds(prev_ps)} s); the reference reads flows in order",
-                         "sort the flow lines by start time")
+        raise InputError(
+            where,
+            f"start time {tok} s is earlier than the previous flow's "
+            f"({format_seconds(prev_ps)} s); the reference reads flows in order",
+            "sort the flow lines by start time",
+        )
     return ps

@@ -16,15 +16,21 @@ def check_flows(flows: FlowTable, topo: Topology, where: str = "flows") -> None:
     ``<where>[<flow index>]``. Vectorized, so millions of flows check in milliseconds.
     """
     n = len(flows)
-    columns = {name: np.asarray(getattr(flows, name)) for name in ("src", "dst", "size", "start_ps", "pg", "dport", "sport")}
+    names = ("src", "dst", "size", "start_ps", "pg", "dport", "sport")
+    columns = {name: np.asarray(getattr(flows, name)) for name in names}
     for name, col in columns.items():
         if col.shape != (n,):
-            raise InputError(f"{where}.{name}", f"has shape {col.shape}, expected ({n},) like src",
-                             "build the table with make_flows so every column has one entry per flow")
+            raise InputError(
+                f"{where}.{name}",
+                f"has shape {col.shape}, expected ({n},) like src",
+                "build the table with make_flows so every column has one entry per flow",
+            )
     if n == 0:
         return
     src, dst = columns["src"], columns["dst"]
     n_nodes = topo.n_nodes
+    if n_nodes == 0:
+        raise InputError(f"{where}[0]", "the topology has no nodes", "give a topology with hosts")
     src_in = (src >= 0) & (src < n_nodes)
     dst_in = (dst >= 0) & (dst < n_nodes)
     # Clip so the switch lookup is safe on out-of-range ids; those rows are already flagged above.
@@ -40,8 +46,11 @@ def check_flows(flows: FlowTable, topo: Topology, where: str = "flows") -> None:
         (src == dst, lambda i: f"flow from node {src[i]} to itself", "give different src and dst hosts"),
         (columns["size"] <= 0, lambda i: f"size {columns['size'][i]} B must be positive", "give at least 1 byte"),
         (columns["start_ps"] < 0, lambda i: f"start {columns['start_ps'][i]} ps is negative", "start at 0 or later"),
-        ((pg < 0) | (pg >= N_PRIORITY_GROUPS), lambda i: f"pg {pg[i]} is not a priority group",
-         f"use 0..{N_PRIORITY_GROUPS - 1} (3 in the reference's files)"),
+        (
+            (pg < 0) | (pg >= N_PRIORITY_GROUPS),
+            lambda i: f"pg {pg[i]} is not a priority group",
+            f"use 0..{N_PRIORITY_GROUPS - 1} (3 in the reference's files)",
+        ),
         ((dport < 0) | (dport > 65535), lambda i: f"dport {dport[i]} does not fit 16 bits", "use 0..65535"),
     ]
     first = None

@@ -1,0 +1,110 @@
+"""Results of a run: the flows Dataset, and files line-compatible with the reference's fct.txt and pfc.txt."""
+
+import numpy as np
+import xarray as xr
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.errors import InputError
+from wormhole_lab.topology.routing import host_ip
+
+FLOW_VARIABLES = {
+    "src": ("", "source host node id"),
+    "dst": ("", "destination host node id"),
+    "sport": ("", "UDP source port (10000 + k for the k-th flow of a host pair)"),
+    "dport": ("", "UDP destination port"),
+    "size": ("byte", "flow size"),
+    "start": ("ps", "flow start time"),
+    "fct": ("ps", "flow completion time: start to the ACK of the last byte at the sender; -1 if unfinished"),
+    "standalone_fct": ("ps", "reference formula: base RTT + (size + packets x 48 B) x 8 / bottleneck rate"),
+    "slowdown": ("1", "fct / standalone_fct (NaN if unfinished); can be slightly below 1, as in the reference"),
+    "completed": ("1", "1 if the flow finished before the run stopped"),
+    "completion_order": ("1", "order in which flows finished (the order of fct.txt lines); -1 if unfinished"),
+    "retransmitted": ("byte", "bytes sent again after a NACK or a timeout"),
+    "timeouts": ("1", "go-back-N timeouts"),
+    "cnps": ("1", "ACKs that carried an ECN echo (CNP)"),
+}
+
+
+def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Dataset:
+    """One row per flow, every variable with ``units`` and ``long_name``."""
+    fl = state.fl
+    done = fl[:, L.FL_STATE] == L.FS_DONE
+    fct = np.where(done, fl[:, L.FL_FINISH] - fl[:, L.FL_START], -1)
+    slowdown = np.where(done, fct / standalone_ps, np.nan)
+    values = {
+        "src": flows.src,
+        "dst": flows.dst,
+        "sport": flows.sport,
+        "dport": flows.dport,
+        "size": flows.size,
+        "start": flows.start_ps,
+        "fct": fct,
+        "standalone_fct": standalone_ps,
+        "slowdown": slowdown,
+        "completed": done.astype(np.int8),
+        "completion_order": fl[:, L.FL_DONE_ORDER],
+        "retransmitted": fl[:, L.FL_RETX_BYTES],
+        "timeouts": fl[:, L.FL_TIMEOUTS],
+        "cnps": fl[:, L.FL_CNPS],
+    }
+    data_vars = {
+        name: ("flow", np.asarray(values[name]), {"units": unit, "long_name": text})
+        for name, (unit, text) in FLOW_VARIABLES.items()
+    }
+    log = state.pfc_log[: state.g[L.G_PFC_COUNT]]
+    node = log[:, 1]
+    pfc_vars = {
+        "pfc_time": ("pfc_event", log[:, 0], {"units": "ps", "long_name": "time the PFC frame was received"}),
+        "pfc_node": ("pfc_event", node, {"units": "", "long_name": "node that received the PFC frame"}),
+        "pfc_node_is_switch": (
+            "pfc_event",
+            state.nd[node, L.ND_IS_SWITCH].astype(np.int8),
+            {"units": "1", "long_name": "1 if the receiving node is a switch"},
+        ),
+        "pfc_ifindex": ("pfc_event", log[:, 2], {"units": "", "long_name": "interface index (ns-3 numbering)"}),
+        "pfc_pause": ("pfc_event", log[:, 3].astype(np.int8), {"units": "1", "long_name": "1 pause, 0 resume"}),
+    }
+    return xr.Dataset(data_vars | pfc_vars, coords={"flow": np.arange(len(flows))}, attrs=attrs)
+
+
+def fct_lines(ds: xr.Dataset) -> list[str]:
+    """Reference fct.txt lines (sip dip sport dport size start_ns fct_ns standalone_ns), in completion order."""
+    done = np.flatnonzero(ds["completed"].values == 1)
+    done = done[np.argsort(ds["completion_order"].values[done], kind="stable")]
+    src, dst = ds["src"].values, ds["dst"].values
+    return [
+        f"{host_ip(int(src[i])):08x} {host_ip(int(dst[i])):08x} {int(ds['sport'][i])} {int(ds['dport'][i])} "
+        f"{int(ds['size'][i])} {int(ds['start'][i]) // 1000} {int(ds['fct'][i]) // 1000} "
+        f"{int(ds['standalone_fct'][i]) // 1000}"
+        for i in done
+    ]
+
+
+def pfc_lines(ds: xr.Dataset) -> list[str]:
+    """Reference pfc.txt lines: time_ns node node_type(0 host, 1 switch) ifindex type(1 pause, 0 resume)."""
+    columns = [
+        ds[v].values.tolist() for v in ("pfc_time", "pfc_node", "pfc_node_is_switch", "pfc_ifindex", "pfc_pause")
+    ]
+    return [f"{t // 1000} {n} {s} {i} {k}" for t, n, s, i, k in zip(*columns, strict=True)]
+
+
+def check_writable(path, field: str) -> None:
+    """Fail before the run, not after it, when an output file cannot be written."""
+    from pathlib import Path
+
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise InputError(field, f"output path {p} is a directory", "give a file name")
+    if not parent.is_dir():
+        raise InputError(field, f"folder {parent} of output {p} does not exist", "create the folder or change the path")
+    try:
+        with open(p, "a"):
+            pass
+    except OSError as exc:
+        raise InputError(field, f"cannot write {p}: {exc.strerror}", "choose a writable location") from None
+
+
+def write_lines(path, lines: list[str]) -> None:
+    with open(path, "w") as out:
+        out.writelines(line + "\n" for line in lines)

@@ -1,0 +1,130 @@
+"""Scenario -> results: the one entry point notebooks, the CLI and the apps use."""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+
+import wormhole_lab
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.config import EngineConfig
+from wormhole_lab.engine.runner import advance, compile_engine
+from wormhole_lab.engine.state import EngineState, build_state
+from wormhole_lab.errors import InputError
+from wormhole_lab.results import flows_dataset
+from wormhole_lab.topology.model import Topology
+from wormhole_lab.topology.routing import Routes
+from wormhole_lab.topology.validate import check_topology
+from wormhole_lab.workload.flows import FlowTable
+from wormhole_lab.workload.validate import check_flows
+
+MODES = ("packet",)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A cluster, its traffic and the engine configuration: everything a run depends on."""
+
+    topology: Topology
+    flows: FlowTable
+    config: EngineConfig
+    name: str = "scenario"
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Prepared:
+    """A checked scenario turned into engine arrays plus the per-flow reference figures."""
+
+    state: EngineState
+    standalone_ps: np.ndarray
+    max_rtt_ns: int
+    max_bdp_bytes: int
+
+
+def prepare(scenario: Scenario) -> Prepared:
+    """Validate every input, route every flow and build the engine state; nothing here runs a kernel."""
+    topo, flows, cfg = scenario.topology, scenario.flows, scenario.config
+    check_topology(topo, where=f"Scenario({scenario.name}).topology")
+    check_flows(flows, topo, where=f"Scenario({scenario.name}).flows")
+    if np.any(topo.link_error_rate != 0):
+        raise InputError(
+            f"Scenario({scenario.name}).topology",
+            "links with a non-zero error rate are not modelled yet",
+            "set every link's error_rate to 0",
+        )
+    routes = Routes(topo, payload_bytes=cfg.payload_bytes)
+    paths = routes.paths(flows)
+    max_rtt_ns, max_bdp = routes.max_rtt_bdp()
+    src, dst = flows.src.tolist(), flows.dst.tolist()
+    standalone_ns = np.array(
+        [routes.standalone_fct_ns(s, d, n) for s, d, n in zip(src, dst, flows.size.tolist(), strict=True)], dtype=np.int64
+    )
+    if cfg.has_win:
+        if cfg.global_t:
+            window = np.full(len(flows), max_bdp, dtype=np.int64)
+        else:
+            window = np.array(
+                [
+                    routes.pair_base_rtt_ns(s, d) * routes.pair_bottleneck_bps(s, d) // 8_000_000_000
+                    for s, d in zip(src, dst, strict=True)
+                ],
+                dtype=np.int64,
+            )
+    else:
+        window = np.zeros(len(flows), dtype=np.int64)
+    state = build_state(topo, flows, paths, cfg, window)
+    return Prepared(state, standalone_ns * 1000, max_rtt_ns, max_bdp)
+
+
+class Simulation:
+    """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
+
+    def __init__(self, scenario: Scenario, mode: str = "packet"):
+        if mode not in MODES:
+            raise InputError("Simulation.mode", f"unknown mode {mode!r}", f"choose one of {', '.join(MODES)}")
+        self.scenario = scenario
+        self.mode = mode
+
+    def run(self) -> xr.Dataset:
+        prepared = prepare(self.scenario)
+        state = prepared.state
+        self.compile_seconds = compile_engine()
+        t0 = time.perf_counter()
+        stop = advance(state, self.scenario.config.stop_time_ps)
+        wall = time.perf_counter() - t0
+        return flows_dataset(state, self.scenario.flows, prepared.standalone_ps, self._attrs(prepared, stop, wall))
+
+    def _attrs(self, prepared: Prepared, stop: str, wall: float) -> dict:
+        cfg, state, topo = self.scenario.config, prepared.state, self.scenario.topology
+        switch_ports = state.pt[:, L.PT_IS_SWITCH] == 1
+        headroom = {
+            int(r): int(h) for r, h in zip(state.pt[switch_ports, L.PT_RATE], state.pt[switch_ports, L.PT_HEADROOM], strict=True)
+        }
+        return {
+            "title": f"wormhole_lab {self.mode} run of {self.scenario.name}",
+            "wormhole_lab_version": wormhole_lab.__version__,
+            "mode": self.mode,
+            "cca": cfg.cca,
+            "config_json": cfg.manifest_json(),
+            "ecn_thresholds": "; ".join(
+                f"{r} bit/s: Kmin {cfg.kmin_bytes[r]} B, Kmax {cfg.kmax_bytes[r]} B, Pmax {cfg.pmax[r]}"
+                for r in sorted(cfg.kmin_bytes)
+            ),
+            "buffer_bytes": cfg.buffer_bytes,
+            "pfc_headroom_bytes": "; ".join(f"{r} bit/s: {h} B" for r, h in sorted(headroom.items())),
+            "max_rtt_ns": prepared.max_rtt_ns,
+            "max_bdp_bytes": prepared.max_bdp_bytes,
+            "n_hosts": int(len(topo.hosts)),
+            "n_switches": int(len(topo.switches)),
+            "n_links": topo.n_links,
+            "stop_reason": stop,
+            "sim_end_ps": state.now_ps,
+            "events_executed": int(state.g[L.G_EVENTS]),
+            "ecn_marks": int(state.g[L.G_ECN_MARKS]),
+            "drops": int(state.g[L.G_DROPS]),
+            "pfc_frames": int(state.g[L.G_PFC_COUNT]),
+            "wall_seconds": wall,
+            "compile_seconds": self.compile_seconds,
+        }
