@@ -60,9 +60,8 @@ def main() -> None:
     ds = flows_dataset(prepared.state, scenario.flows, prepared.standalone_ps, {})
     events = int(prepared.state.g[G_EVENTS])
     fct_us = ds["fct"].values[ds["completed"].values == 1] / 1e6
-    print(
-        f"scenario            fat_perm64: {scenario.topology.n_nodes} nodes, {len(scenario.flows)} flows, {scenario.config.cca}"
-    )
+    topo, flows = scenario.topology, scenario.flows
+    print(f"scenario            fat_perm64: {topo.n_nodes} nodes, {len(flows)} flows, {scenario.config.cca}")
     print(f"stop                {stop}, {int(ds['completed'].sum())}/{len(scenario.flows)} flows completed")
     print(f"prepare (routing)   {t_prepare:.2f} s")
     print(f"simulation wall     {wall:.2f} s")
@@ -73,7 +72,8 @@ def main() -> None:
         f"mean slowdown {np.nanmean(ds['slowdown']):.3f}"
     )
     print(
-        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = {REFERENCE_NS3_SECONDS / wall:.1f}x faster "
+        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = "
+        f"{REFERENCE_NS3_SECONDS / wall:.1f}x faster "
         f"(simulation alone; reference figure from issue 2, not re-measured here)"
     )
 

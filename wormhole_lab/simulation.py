@@ -57,23 +57,13 @@ def prepare(scenario: Scenario) -> Prepared:
     routes = Routes(topo, payload_bytes=cfg.payload_bytes)
     paths = routes.paths(flows)
     max_rtt_ns, max_bdp = routes.max_rtt_bdp()
-    src, dst = flows.src.tolist(), flows.dst.tolist()
-    standalone_ns = np.array(
-        [routes.standalone_fct_ns(s, d, n) for s, d, n in zip(src, dst, flows.size.tolist(), strict=True)], dtype=np.int64
-    )
-    if cfg.has_win:
-        if cfg.global_t:
-            window = np.full(len(flows), max_bdp, dtype=np.int64)
-        else:
-            window = np.array(
-                [
-                    routes.pair_base_rtt_ns(s, d) * routes.pair_bottleneck_bps(s, d) // 8_000_000_000
-                    for s, d in zip(src, dst, strict=True)
-                ],
-                dtype=np.int64,
-            )
-    else:
+    standalone_ns = np.asarray(routes.standalone_fct_ns(flows.src, flows.dst, flows.size), dtype=np.int64)
+    if not cfg.has_win:
         window = np.zeros(len(flows), dtype=np.int64)
+    elif cfg.global_t:
+        window = np.full(len(flows), max_bdp, dtype=np.int64)
+    else:
+        window = np.asarray(routes.pair_bdp_bytes(flows.src, flows.dst), dtype=np.int64)
     state = build_state(topo, flows, paths, cfg, window)
     return Prepared(state, standalone_ns * 1000, max_rtt_ns, max_bdp)
 
@@ -99,9 +89,8 @@ class Simulation:
     def _attrs(self, prepared: Prepared, stop: str, wall: float) -> dict:
         cfg, state, topo = self.scenario.config, prepared.state, self.scenario.topology
         switch_ports = state.pt[:, L.PT_IS_SWITCH] == 1
-        headroom = {
-            int(r): int(h) for r, h in zip(state.pt[switch_ports, L.PT_RATE], state.pt[switch_ports, L.PT_HEADROOM], strict=True)
-        }
+        rates, headrooms = state.pt[switch_ports, L.PT_RATE], state.pt[switch_ports, L.PT_HEADROOM]
+        headroom = {int(r): int(h) for r, h in zip(rates, headrooms, strict=True)}
         return {
             "title": f"wormhole_lab {self.mode} run of {self.scenario.name}",
             "wormhole_lab_version": wormhole_lab.__version__,
