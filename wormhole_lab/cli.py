@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from wormhole_lab.engine.state import ResourceLimitError
 from wormhole_lab.errors import InputError
 
 EPILOG_RUN = """examples:
@@ -105,7 +106,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(["run", *(argv or sys.argv[1:])])
     try:
         return args.func(args)
-    except (InputError, OSError) as exc:
+    except (InputError, ResourceLimitError, OSError) as exc:
         if args.debug:
             raise
         print(f"wormhole-lab: error: {exc}", file=sys.stderr)

@@ -20,6 +20,9 @@ MMU_RESERVE_BYTES = 4 * 1024  # switch-mmu.cc: reserve per ingress port and clas
 MMU_RESUME_OFFSET_BYTES = 3 * 1024  # switch-mmu.cc: resume when 3 KiB below the threshold
 PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports at the NIC rate
 
+INITIAL_PACKETS = 4096  # the tables start small and double on demand
+INITIAL_SPARE_EVENTS = 4096
+INITIAL_PFC_ROWS = 1024
 MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with a clear error
 MAX_EVENTS = 1 << 26
 
@@ -193,7 +196,7 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
 
     # a sorted array is a valid heap: flow starts in (time, file order), as the reference schedules them
     order = np.lexsort((np.arange(n_flows), flows.start_ps))
-    heap = np.zeros((n_flows + 4096, L.H_N), dtype=np.int64)
+    heap = np.zeros((n_flows + INITIAL_SPARE_EVENTS, L.H_N), dtype=np.int64)
     heap[:n_flows, L.H_TIME] = flows.start_ps[order]
     heap[:n_flows, L.H_SEQ] = np.arange(n_flows)
     heap[:n_flows, L.H_KIND] = L.EV_FLOW_START
@@ -203,7 +206,7 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
     g[L.G_HEAP_SIZE] = n_flows
     g[L.G_SEQ] = n_flows
     g[L.G_FREE_HEAD] = -1
-    pk = np.zeros((4096, L.PK_N), dtype=np.int64)
+    pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
     _link_free(pk, 0, pk.shape[0], g)
 
     cf = np.zeros(L.CF_N, dtype=np.float64)
@@ -223,5 +226,5 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
         ci=_int_config(cfg),
         cf=cf,
         rng=new_state(cfg.seed),
-        pfc_log=np.zeros((1024, L.PFC_LOG_N), dtype=np.int64),
+        pfc_log=np.zeros((INITIAL_PFC_ROWS, L.PFC_LOG_N), dtype=np.int64),
     )

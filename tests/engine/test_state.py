@@ -1,0 +1,25 @@
+"""Bounded resources: tables grow on demand to the same results, and a hard limit is a clear error."""
+
+import numpy as np
+import pytest
+
+from wormhole_lab.engine import state
+from wormhole_lab.simulation import Simulation
+
+
+def test_growing_from_tiny_tables_gives_identical_results(incast, monkeypatch):
+    reference = Simulation(incast(8, 200_000, buffer_bytes=600_000)).run()
+    monkeypatch.setattr(state, "INITIAL_PACKETS", 32)
+    monkeypatch.setattr(state, "INITIAL_SPARE_EVENTS", 20)
+    monkeypatch.setattr(state, "INITIAL_PFC_ROWS", 20)
+    grown = Simulation(incast(8, 200_000, buffer_bytes=600_000)).run()
+    assert grown.attrs["pfc_frames"] > 20  # the PFC log had to grow too
+    np.testing.assert_array_equal(grown["fct"].values, reference["fct"].values)
+    np.testing.assert_array_equal(grown["pfc_time"].values, reference["pfc_time"].values)
+
+
+def test_packet_pool_limit_is_a_clear_error(incast, monkeypatch):
+    monkeypatch.setattr(state, "INITIAL_PACKETS", 32)
+    monkeypatch.setattr(state, "MAX_PACKETS", 64)
+    with pytest.raises(state.ResourceLimitError, match="more than 64 packets in flight"):
+        Simulation(incast(8, 200_000)).run()
