@@ -127,15 +127,18 @@ def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf,
     free(g, pk, k)
     if fl[f, FL_STATE] != FS_ACTIVE:
         return
+    nic_port = path_ports[fl[f, FL_PATH_BEGIN]]
     if qp.acknowledge(fl, f, seq, now):
         qp.complete_order(g, fl, f)
+        # the reference still triggers the NIC after completing a QP (RdmaHw::ReceiveAck)
+        dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
         return
     if nack:
         qp.go_back(fl, f)
     if cnp:
         fl[f, FL_CNPS] += 1
     dispatch.on_ack(g, heap, fl, ff, ci, cf, f, seq, cnp, now)
-    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, path_ports[fl[f, FL_PATH_BEGIN]], now)
+    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
 
 
 @kernel

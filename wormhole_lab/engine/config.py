@@ -15,6 +15,8 @@ CCA_NAMES = ("dcqcn", "dctcp")
 
 CC_MODE_OF = {"dcqcn": 1, "dctcp": 8}
 
+DEFAULT_RTO_PS = 4_000_000_000  # 4 ms: far above any RTT in a data centre, short enough to recover in a test
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -38,7 +40,9 @@ class EngineConfig:
     rate_bound: bool = True  # RATE_BOUND
     ack_high_prio: bool = True  # ACK_HIGH_PRIO (NIC side only, as in the reference)
     nack_interval_ps: int = 500_000_000  # reference: RdmaHw NACK timer, 500 us
-    rto_ps: int = 4_000_000_000  # not in the reference (it stalls on a tail drop); 4 ms go-back-N timeout
+    # go-back-N timeout, not in the reference (which stalls when a flow's last packets are dropped).
+    # None: 4 ms when PFC is off (drops happen), none when PFC is on (as the reference); 0: never
+    rto_ps: int | None = None
     # DCQCN (Mellanox variant)
     alpha_resume_interval_ps: int = 1_000_000  # ALPHA_RESUME_INTERVAL (us)
     rate_decrease_interval_ps: int = 4_000_000  # RATE_DECREASE_INTERVAL (us)
@@ -61,6 +65,12 @@ class EngineConfig:
         self.validate()
 
     @property
+    def effective_rto_ps(self) -> int:
+        if self.rto_ps is None:
+            return 0 if self.pfc else DEFAULT_RTO_PS
+        return self.rto_ps
+
+    @property
     def cc_mode(self) -> int:
         return CC_MODE_OF[self.cca]
 
@@ -79,7 +89,6 @@ class EngineConfig:
             "payload_bytes",
             "buffer_bytes",
             "nack_interval_ps",
-            "rto_ps",
             "alpha_resume_interval_ps",
             "rate_decrease_interval_ps",
             "rp_timer_ps",
@@ -96,6 +105,18 @@ class EngineConfig:
                 raise InputError(
                     f"EngineConfig.{name}", f"must not be negative, got {getattr(self, name)}", "use 0 or more"
                 )
+        if self.rto_ps is not None and self.rto_ps < 0:
+            raise InputError(
+                "EngineConfig.rto_ps",
+                f"must not be negative, got {self.rto_ps}",
+                "use None (automatic), 0 (no timeout) or a time in ps",
+            )
+        if 8_000_000_000_000 % self.time_quantum_ps:
+            raise InputError(
+                "EngineConfig.time_quantum_ps",
+                f"{self.time_quantum_ps} ps does not divide a bit time",
+                "use 1000 (the reference's 1 ns), 100, 10 or 1",
+            )
         if not (0.0 < self.ewma_gain <= 1.0) or math.isnan(self.ewma_gain):
             raise InputError(
                 "EngineConfig.ewma_gain",
@@ -150,4 +171,5 @@ class EngineConfig:
         for key in ("kmin_bytes", "kmax_bytes", "pmax"):
             d[key] = {str(k): v for k, v in d[key].items()}
         d["cc_mode"] = self.cc_mode
+        d["rto_ps"] = self.effective_rto_ps
         return json.dumps(d, sort_keys=True)

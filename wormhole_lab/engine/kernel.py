@@ -4,7 +4,7 @@ import numpy as np
 
 from wormhole_lab.engine import arrival, qp
 from wormhole_lab.engine.cca import dispatch
-from wormhole_lab.engine.heap import pop_into
+from wormhole_lab.engine.heap import pop_into, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     EV_ARRIVE,
@@ -38,6 +38,8 @@ from wormhole_lab.engine.layout import (
     STOP_TIME,
 )
 from wormhole_lab.engine.port import dequeue_and_transmit
+
+FLOW_START_HOPS = 2
 
 
 @kernel
@@ -74,6 +76,11 @@ def run_until(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rn
             pt[a, PT_WAKE_AT] = -1
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_FLOW_START:
+            if ev[H_B] < FLOW_START_HOPS:
+                # the reference reaches AddQueuePair through two zero-delay events (Application::Start,
+                # StartApplication), so a flow joins after the other events of its nanosecond
+                push(g, heap, now, EV_FLOW_START, a, ev[H_B] + 1)
+                continue
             port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, a, now)
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
         elif fl[a, FL_STATE] != FS_ACTIVE:

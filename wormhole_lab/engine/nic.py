@@ -80,19 +80,38 @@ def select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now):
         return fifo_pop(pt, pk, port, PT_DATA_HEAD)
     n = pt[port, PT_QP_COUNT]
     begin = pt[port, PT_QP_BEGIN]
-    if not paused:
-        last = pt[port, PT_RR_LAST]
-        for i in range(1, n + 1):
-            idx = (i + last) % n
-            f = port_qps[begin + idx]
-            if fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and not window_bound(fl, ci, f):
-                if fl[f, FL_NEXT_AVAIL] > now:
-                    continue
-                pt[port, PT_RR_LAST] = idx
-                k = _data_packet(g, pk, fl, ci, f, now)
-                rate = fl[f, FL_RATE] if ci[CI_RATE_BOUND] else fl[f, FL_MAX_RATE]
-                fl[f, FL_NEXT_AVAIL] = now + serialisation_ps(pk[k, PK_WIRE], rate, ci[CI_TIME_QUANTUM])
-                return k
+    last = pt[port, PT_RR_LAST]
+    chosen = -1
+    first_finished = -1
+    for i in range(1, n + 1):
+        idx = (i + last) % n
+        f = port_qps[begin + idx]
+        if not paused and fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and not window_bound(fl, ci, f):
+            if fl[f, FL_NEXT_AVAIL] > now:
+                continue
+            chosen = idx
+            break
+        if fl[f, FL_SND_UNA] >= fl[f, FL_SIZE] and (first_finished < 0 or idx < first_finished):
+            first_finished = idx
+    if first_finished >= 0:
+        # the reference drops finished QPs from its list here, without remapping its round-robin position
+        kept = first_finished
+        for i in range(first_finished + 1, n):
+            f = port_qps[begin + i]
+            if fl[f, FL_SND_UNA] < fl[f, FL_SIZE]:
+                if i == chosen:
+                    chosen = kept
+                port_qps[begin + kept] = f
+                kept += 1
+        n = kept
+        pt[port, PT_QP_COUNT] = n
+    if chosen >= 0:
+        pt[port, PT_RR_LAST] = chosen
+        f = port_qps[begin + chosen]
+        k = _data_packet(g, pk, fl, ci, f, now)
+        rate = fl[f, FL_RATE] if ci[CI_RATE_BOUND] else fl[f, FL_MAX_RATE]
+        fl[f, FL_NEXT_AVAIL] = now + serialisation_ps(pk[k, PK_WIRE], rate, ci[CI_TIME_QUANTUM])
+        return k
     if pt[port, PT_WAKE_AT] < 0:
         earliest = -1
         for i in range(n):

@@ -47,10 +47,11 @@ def dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, 
         return
     if pt[port, PT_IS_SWITCH]:
         k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, ci, rng, port)
-        if k >= 0:
-            transmit(g, heap, pk, pt, ci, port, k, now)
+        # the reference starts the resume frame inside the dequeue notification, before the packet itself
         if resume_port >= 0:
             kick_control(g, heap, pk, pt, ci, resume_port, now)
+        if k >= 0:
+            transmit(g, heap, pk, pt, ci, port, k, now)
     else:
         k = nic.select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now)
         if k >= 0:

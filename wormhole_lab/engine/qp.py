@@ -42,7 +42,8 @@ def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, f, now):
     dispatch.init(fl, ff, ci, f)
     port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
     pt[port, PT_QP_COUNT] += 1
-    push(g, heap, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+    if ci[CI_RTO] > 0:
+        push(g, heap, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
     return port
 
 

@@ -15,7 +15,7 @@ from wormhole_lab.errors import InputError
 
 DATA_HEADER_BYTES = 36  # SeqTs 6 + UDP 8 + IPv4 20 + PPP 2 (reference wire size: 1036 B for a 1000 B payload)
 ACK_WIRE_BYTES = 48  # reference ACK/NACK on the wire without INT
-PFC_WIRE_BYTES = 64  # a PFC frame; the reference's size is not documented in the notes, a minimum frame is used
+PFC_WIRE_BYTES = 31  # pause-header.cc: 9 B (time, qlen, class) + IPv4 20 + PPP 2
 MMU_RESERVE_BYTES = 4 * 1024  # switch-mmu.cc: reserve per ingress port and class
 MMU_RESUME_OFFSET_BYTES = 3 * 1024  # switch-mmu.cc: resume when 3 KiB below the threshold
 PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports at the NIC rate
@@ -114,7 +114,7 @@ def _int_config(cfg: EngineConfig) -> np.ndarray:
     ci[L.CI_RESERVE] = MMU_RESERVE_BYTES
     ci[L.CI_RESUME_OFFSET] = MMU_RESUME_OFFSET_BYTES
     ci[L.CI_NACK_INTERVAL] = cfg.nack_interval_ps
-    ci[L.CI_RTO] = cfg.rto_ps
+    ci[L.CI_RTO] = cfg.effective_rto_ps
     ci[L.CI_ALPHA_INTERVAL] = cfg.alpha_resume_interval_ps
     ci[L.CI_DECREASE_INTERVAL] = cfg.rate_decrease_interval_ps
     ci[L.CI_RP_TIMER] = cfg.rp_timer_ps
@@ -147,7 +147,9 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
         pt[:, col] = -1
     pt[:, L.PT_IFINDEX] = topo.port_ifindex()
 
-    nic_rate = int(rate[~is_switch_port][0])
+    # third.cc takes the NIC rate from the first device of the lowest-numbered host
+    first_host = int(np.flatnonzero(~topo.is_switch)[0])
+    nic_rate = int(rate[np.flatnonzero(port_node == first_host)[0]])
     nd = np.zeros((topo.n_nodes, L.ND_N), dtype=np.int64)
     nd[:, L.ND_IS_SWITCH] = topo.is_switch
     nd[topo.is_switch, L.ND_BUFFER] = cfg.buffer_bytes

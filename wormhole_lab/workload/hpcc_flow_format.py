@@ -2,7 +2,8 @@
 
 Format: line 1 ``flow_num``; then ``flow_num`` lines ``src dst pg dport size_bytes start_time_seconds``,
 sorted by start time (the reference reads them one at a time and schedules each at its start,
-so an earlier start after a later one cannot be honoured). Start times become integer picoseconds.
+so an earlier start after a later one cannot be honoured). Start times become integer picoseconds,
+rounded to the reference clock's 1 ns.
 
 Parsing is bulk (``numpy.loadtxt``'s C reader) so multi-million-line files load in seconds; only when
 something is wrong do we rescan line by line to name the offending line exactly.
@@ -62,7 +63,8 @@ def read_flows(path) -> FlowTable:
     if bad is not None:
         _rescan(path, flow_num, only=bad, prev_start=float(rows["start"][bad - 1]) if bad > 0 else None)
         raise InputError(str(path), f"flow {bad} is invalid", _LINE_FIX)  # unreachable unless the checks disagree
-    start_ps = np.rint(rows["start"] * _PS_PER_S).astype(np.int64)
+    # the reference's clock has 1 ns resolution: Seconds(start) lands on a whole nanosecond
+    start_ps = np.rint(rows["start"] * 1e9).astype(np.int64) * 1000
     return make_flows(rows["src"], rows["dst"], rows["size"], start_ps, pg=rows["pg"], dport=rows["dport"])
 
 
