@@ -15,13 +15,20 @@ needs_shared = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference fil
 BENCH_CONFIG = REFERENCE / "bench" / "fat_perm64" / "config.txt"
 SHIPPED_DCQCN = sorted(REFERENCE.glob("validation/*/config_dcqcn.txt")) + [BENCH_CONFIG]
 SHIPPED_HPCC = sorted(REFERENCE.glob("validation/*/config_hpcc.txt"))
-MB, G = 1024 * 1024, 10**9
+MB, G, M = 1024 * 1024, 10**9, 10**6
+HPCC_KEYS = ("FAST_REACT", "U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK")
 
 
 @pytest.fixture
 def base(tmp_path):
     """Text of a valid DCQCN config, as run.py --cc dcqcn --bw 100 would write it."""
     return write_ns3_config(preset("dcqcn"), tmp_path / "base.txt", "topology.txt", "flow.txt").read_text()
+
+
+@pytest.fixture
+def hp_base(tmp_path):
+    """Text of a valid HPCC config, as run.py --cc hp --bw 100 would write it."""
+    return write_ns3_config(preset("hp"), tmp_path / "hp_base.txt", "topology.txt", "flow.txt").read_text()
 
 
 def _edit(tmp_path, text, key, line):
@@ -59,8 +66,8 @@ def test_shipped_dcqcn_config_equals_preset(path):
 
 
 @needs_shared
-@pytest.mark.parametrize("path", SHIPPED_DCQCN, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_shipped_dcqcn_config_rewrites_byte_identically(tmp_path, path):
+@pytest.mark.parametrize("path", SHIPPED_DCQCN + SHIPPED_HPCC, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_shipped_config_rewrites_byte_identically(tmp_path, path):
     cfg = read_ns3_config(path)
     out = write_ns3_config(cfg, tmp_path / "config.txt")
     assert out.read_text() == path.read_text()
@@ -69,12 +76,13 @@ def test_shipped_dcqcn_config_rewrites_byte_identically(tmp_path, path):
 
 @needs_shared
 @pytest.mark.parametrize("path", SHIPPED_HPCC, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_shipped_hpcc_config_is_not_supported_yet(path):
-    with pytest.raises(InputError) as info:
-        read_ns3_config(path)
-    message = str(info.value)
-    assert f"{path}:15" in message and "HPCC" in message and "not supported yet" in message
-    assert "1 (DCQCN)" in message and "8 (DCTCP)" in message
+def test_shipped_hpcc_config_equals_preset(path):
+    cfg = read_ns3_config(path)  # run.py --cc hp --hpai 50 --bw 100
+    assert cfg.engine == preset("hp", 100, hpai_mbps=50)
+    assert cfg.engine.cca == "hpcc" and cfg.engine.rate_ai_bps == 50 * M and cfg.engine.int_multi == 4
+    assert (cfg.topology_file, cfg.flow_file, cfg.trace_file) == ("topology.txt", "flow.txt", "trace.txt")
+    assert (cfg.fct_output_file, cfg.pfc_output_file, cfg.trace_output_file) == ("fct.txt", "pfc.txt", "mix.tr")
+    assert cfg.enable_trace is False
 
 
 # ---- values and units -------------------------------------------------------------------------------------------
@@ -101,6 +109,65 @@ def test_keys_in_any_order_with_blank_lines(tmp_path, base):
 def test_dctcp_mode(tmp_path):
     path = write_ns3_config(preset("dctcp"), tmp_path / "config.txt", "t.txt", "f.txt")
     assert read_ns3_config(path).engine == preset("dctcp")
+
+
+@pytest.mark.parametrize(("mode", "cca"), [(1, "dcqcn"), (3, "hpcc"), (7, "timely"), (8, "dctcp")])
+def test_cc_mode_chooses_the_algorithm(tmp_path, mode, cca):
+    text = write_ns3_config(preset("dcqcn_vwin"), tmp_path / "vwin.txt", "t.txt", "f.txt").read_text()
+    path, _ = _edit(tmp_path, text, "CC_MODE", f"CC_MODE {mode}")
+    e = read_ns3_config(path).engine
+    assert e.cca == cca and e.cc_mode == mode
+    assert e.with_(cca="dcqcn") == preset("dcqcn_vwin")  # every other value is the file's
+
+
+def test_engine_rules_name_the_line(tmp_path, hp_base):
+    path, lineno = _edit(tmp_path, hp_base, "HAS_WIN", "HAS_WIN 0")  # HPCC needs a window
+    with pytest.raises(InputError, match=f"config.txt:{lineno}: HAS_WIN: "):
+        read_ns3_config(path)
+
+
+def test_timely_config_round_trips(tmp_path):
+    for name in ("timely", "timely_vwin"):
+        path = write_ns3_config(preset(name), tmp_path / f"{name}.txt", "t.txt", "f.txt")
+        text = path.read_text()
+        assert "CC_MODE 7\n" in text and "RATE_AI 100Mb/s\n" in text and "RATE_HAI 500Mb/s\n" in text
+        assert "FAST_REACT 0\n" in text and "INT_MULTI 1\n" in text
+        cfg = read_ns3_config(path)
+        assert cfg.engine == preset(name)
+        again = write_ns3_config(cfg, tmp_path / f"{name}_again.txt")
+        assert again.read_text() == text and read_ns3_config(again) == cfg
+
+
+def test_hpcc_config_round_trips(tmp_path, hp_base):
+    text = write_ns3_config(preset("hp", 100, hpai_mbps=50), tmp_path / "hp.txt", "t.txt", "f.txt").read_text()
+    for line in ("CC_MODE 3", "RATE_AI 50Mb/s", "RATE_HAI 50Mb/s", "FAST_REACT 1", "U_TARGET 0.95", "INT_MULTI 4"):
+        assert f"\n{line}\n" in text
+    engine = preset("hp", 200).with_(
+        u_target=0.9, mi_thresh=5, int_multi=2, multi_rate=True, sample_feedback=True, fast_react=False
+    )
+    back = read_ns3_config(write_ns3_config(engine, tmp_path / "changed.txt", "t.txt", "f.txt"))
+    assert back.engine == engine
+    assert read_ns3_config(write_ns3_config(back, tmp_path / "again.txt")) == back
+
+
+def test_hpcc_keys_are_optional_outside_cc_mode_3(tmp_path, base):
+    text = "\n".join(ln for ln in base.splitlines() if ln.split()[:1] not in [[k] for k in HPCC_KEYS]) + "\n"
+    path = tmp_path / "config.txt"
+    path.write_text(text)
+    cfg = read_ns3_config(path)
+    assert cfg.engine == preset("dcqcn")  # absent: what run.py writes for DCQCN
+    out = write_ns3_config(cfg, tmp_path / "again.txt")
+    assert out.read_text() == text and read_ns3_config(out) == cfg
+    # a value the file did not have is written when it changed
+    changed = replace(cfg, engine=cfg.engine.with_(u_target=0.5))
+    assert read_ns3_config(write_ns3_config(changed, tmp_path / "changed.txt")).engine.u_target == 0.5
+
+
+def test_hpcc_keys_are_read_in_every_mode(tmp_path, base):
+    path, _ = _edit(tmp_path, base, "FAST_REACT", "FAST_REACT 1")
+    cfg = read_ns3_config(path)
+    assert cfg.engine == preset("dcqcn").with_(fast_react=True)
+    assert read_ns3_config(write_ns3_config(cfg, tmp_path / "again.txt")) == cfg
 
 
 def test_python3_style_buffer_size_is_accepted(tmp_path, base):
@@ -195,7 +262,6 @@ BAD_LINES = [
     # (key whose line is replaced, new line, text the message must contain)
     ("RP_TIMER", "RP_TIMR 300", "did you mean RP_TIMER"),
     ("RP_TIMER", "MON_START 300", "unknown key 'MON_START'"),
-    ("CC_MODE", "CC_MODE 7", "CC_MODE 7 (TIMELY) is not supported yet"),
     ("CC_MODE", "CC_MODE 10", "CC_MODE 10 (HPCC-PINT) is not supported yet"),
     ("CC_MODE", "CC_MODE 5", "unknown CC_MODE 5"),
     ("CC_MODE", "CC_MODE dcqcn", "not a non-negative integer"),
@@ -241,6 +307,33 @@ def test_bad_line_names_file_and_line(tmp_path, base, key, line, message):
     assert message in str(info.value)
 
 
+BAD_HPCC_LINES = [
+    ("U_TARGET", "U_TARGET 0", "U_TARGET: must be in (0, 1]"),
+    ("U_TARGET", "U_TARGET 1.5", "U_TARGET: must be in (0, 1]"),
+    ("INT_MULTI", "INT_MULTI 0", "INT_MULTI: must be positive"),
+    ("INT_MULTI", "INT_MULTI 2.5", "not a non-negative integer"),
+    ("MI_THRESH", "MI_THRESH -1", "not a non-negative integer"),
+    ("FAST_REACT", "FAST_REACT 2", "'2' is not 0 or 1"),
+    ("MULTI_RATE", "MULTI_RATE yes", "'yes' is not 0 or 1"),
+]
+
+
+@pytest.mark.parametrize(("key", "line", "message"), BAD_HPCC_LINES)
+def test_bad_hpcc_line_names_file_and_line(tmp_path, hp_base, key, line, message):
+    path, lineno = _edit(tmp_path, hp_base, key, line)
+    with pytest.raises(InputError) as info:
+        read_ns3_config(path)
+    assert f"{path}:{lineno}" in str(info.value)
+    assert message in str(info.value)
+
+
+def test_unsupported_cc_mode_lists_the_supported_ones(tmp_path, base):
+    path, _ = _edit(tmp_path, base, "CC_MODE", "CC_MODE 10")
+    with pytest.raises(InputError) as info:
+        read_ns3_config(path)
+    assert "use a supported CC_MODE: 1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP)" in str(info.value)
+
+
 def test_duplicate_key(tmp_path, base):
     path, lineno = _append(tmp_path, base, "RP_TIMER 55")
     first = next(i for i, ln in enumerate(base.splitlines(), 1) if ln.startswith("RP_TIMER "))
@@ -267,6 +360,26 @@ def test_missing_key_names_it_and_run_py_value(tmp_path, base, key, run_py):
     with pytest.raises(InputError) as info:
         read_ns3_config(path)
     assert str(path) in str(info.value) and f"missing key {key}" in str(info.value) and run_py in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "run_py"),
+    [
+        ("FAST_REACT", "'FAST_REACT 1'"),
+        ("U_TARGET", "'U_TARGET 0.95'"),
+        ("MI_THRESH", "'MI_THRESH 0'"),
+        ("INT_MULTI", "'INT_MULTI 4'"),
+        ("MULTI_RATE", "'MULTI_RATE 0'"),
+        ("SAMPLE_FEEDBACK", "'SAMPLE_FEEDBACK 0'"),
+        ("RATE_AI", "'RATE_AI 40Mb/s'"),
+    ],
+)
+def test_hpcc_config_needs_the_hpcc_keys(tmp_path, hp_base, key, run_py):
+    path, _ = _edit(tmp_path, hp_base, key, None)
+    with pytest.raises(InputError) as info:
+        read_ns3_config(path)
+    message = str(info.value)
+    assert f"missing key {key} " in message and "run.py --cc hp --bw 100" in message and run_py in message
 
 
 def test_missing_keys_in_a_dctcp_config_suggest_dctcp_values(tmp_path):

@@ -5,6 +5,7 @@ Format: one ``KEY value...`` per line, whitespace separated, any order, blank li
 microseconds, BUFFER_SIZE in MB (x1024x1024), ECN thresholds in KB (x1000) per link rate in bit/s,
 rates as ns-3 strings ("20Mb/s"), SIMULATOR_STOP_TIME in seconds. We are stricter than the reference:
 unknown keys, duplicates, and absent keys it would silently default (often to 0 or "") are errors.
+CC_MODE 1 (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP) are read; 10 (HPCC-PINT) is not supported yet.
 """
 
 import difflib
@@ -25,9 +26,11 @@ _PS_PER_S = 10**12
 _INT_RE = re.compile(r"^[+-]?[0-9]+$")
 _FLOAT_RE = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 
-CC_MODES = {1: "dcqcn", 8: "dctcp"}
+CC_MODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
 """CC_MODE values the engine runs."""
-_CC_NOT_YET = {3: "HPCC", 7: "TIMELY", 10: "HPCC-PINT"}
+_CC_NOT_YET = {10: "HPCC-PINT"}
+_PRESET_OF = {"dcqcn": "dcqcn", "hpcc": "hp", "timely": "timely", "dctcp": "dctcp"}
+"""The run.py --cc whose values suggest a missing key (and fill absent HPCC keys) for each engine cca."""
 
 
 @dataclass(frozen=True)
@@ -215,13 +218,14 @@ _SPECS = {
     "QLEN_MON_FILE": (_path, False),
     "QLEN_MON_START": (_uint, False),
     "QLEN_MON_END": (_uint, False),
-    # HPCC / TIMELY / PINT knobs: syntax-checked and kept in raw for a later HPCC implementation.
+    # HPCC knobs: required with CC_MODE 3 (see _HPCC_FIELD_KEY); other modes read them when given.
     "FAST_REACT": (_bool, False),
     "U_TARGET": (_float, False),
     "MI_THRESH": (_uint, False),
     "INT_MULTI": (_uint, False),
     "MULTI_RATE": (_bool, False),
     "SAMPLE_FEEDBACK": (_bool, False),
+    # HPCC-PINT knobs: syntax-checked and kept in raw (CC_MODE 10 is not supported yet).
     "PINT_LOG_BASE": (_float, False),
     "PINT_PROB": (_float, False),
     # Legacy keys third.cc reads but never uses for anything that matters here.
@@ -257,6 +261,18 @@ _FIELD_KEY = {
     "dctcp_rate_ai_bps": "DCTCP_RATE_AI",
     "stop_time_ps": "SIMULATOR_STOP_TIME",
 }
+# The HPCC knobs. third.cc falls back to FAST_REACT 1, U_TARGET 0.95, MI_THRESH 5, INT_MULTI 1, MULTI_RATE 1 and
+# SAMPLE_FEEDBACK 0, where run.py always writes MI_THRESH 0 and MULTI_RATE 0: so CC_MODE 3 needs all six keys.
+# The other modes ignore them; when absent there, they take what run.py writes for that mode (_absent_values).
+_HPCC_FIELD_KEY = {
+    "fast_react": "FAST_REACT",
+    "u_target": "U_TARGET",
+    "mi_thresh": "MI_THRESH",
+    "int_multi": "INT_MULTI",
+    "multi_rate": "MULTI_RATE",
+    "sample_feedback": "SAMPLE_FEEDBACK",
+}
+_FIELD_KEY.update(_HPCC_FIELD_KEY)
 
 # What run.py writes for the keys no EngineConfig field carries (its dcqcn row; see engine/presets.py for sources).
 _RUN_PY_EXTRAS = {
@@ -264,12 +280,6 @@ _RUN_PY_EXTRAS = {
     "L2_CHUNK_SIZE": "4000",
     "L2_ACK_INTERVAL": "1",
     "L2_BACK_TO_ZERO": "0",
-    "FAST_REACT": "0",
-    "U_TARGET": "0.95",
-    "MI_THRESH": "0",
-    "INT_MULTI": "1",
-    "MULTI_RATE": "0",
-    "SAMPLE_FEEDBACK": "0",
     "PINT_LOG_BASE": "1.01",
     "PINT_PROB": "1.0",
     "LINK_DOWN": "0 0 0",
@@ -353,7 +363,7 @@ def read_ns3_config(path) -> Ns3Config:
     def where(key):
         return f"{path}:{entries[key][0]}"
 
-    # CC_MODE first: an HPCC config should hear "not supported yet", not a list of keys it lacks.
+    # CC_MODE first: an HPCC-PINT config should hear "not supported yet", not a list of keys it lacks.
     # (When CC_MODE itself is missing, "dcqcn" only chooses which run.py values the error suggests.)
     cca = "dcqcn"
     if "CC_MODE" in entries:
@@ -362,6 +372,8 @@ def read_ns3_config(path) -> Ns3Config:
     required = [k for k, (_, req) in _SPECS.items() if req]
     if values.get("ENABLE_TRACE"):
         required += ["TRACE_FILE", "TRACE_OUTPUT_FILE"]
+    if cca == "hpcc":
+        required += list(_HPCC_FIELD_KEY.values())
     missing = [k for k in required if k not in entries]
     if missing:
         hints = _run_py_lines(cca)
@@ -370,17 +382,17 @@ def read_ns3_config(path) -> Ns3Config:
             str(path),
             f"missing key{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             "(the reference would silently fall back to built-in defaults, some of them 0 or empty)",
-            f"add what run.py --cc {cca} --bw 100 writes: {suggestion}",
+            f"add what run.py --cc {_PRESET_OF[cca]} --bw 100 writes: {suggestion}",
         )
     _check_unsupported(values, where)
-    kwargs = {f: values[k] for f, k in _FIELD_KEY.items()}
+    kwargs = {**_absent_values(cca), **{f: values[k] for f, k in _FIELD_KEY.items() if k in values}}
     kwargs["cca"] = cca
     try:
         engine = EngineConfig(**kwargs)
     except InputError as exc:
         m = re.match(r"EngineConfig\.(\w+)", exc.where)
         key = _FIELD_KEY.get(m.group(1)) if m else None
-        if key is None:
+        if key not in entries:
             raise
         raise InputError(where(key), f"{key}: {exc.problem}", exc.fix) from exc
     return Ns3Config(
@@ -397,6 +409,17 @@ def read_ns3_config(path) -> Ns3Config:
         enable_trace=values["ENABLE_TRACE"],
         raw={key: " ".join(tokens) for key, (_, tokens) in entries.items()},
     )
+
+
+def _absent_values(cca: str) -> dict:
+    """Engine values of the HPCC keys a non-HPCC config may leave out: what run.py writes for its mode.
+
+    Those modes never use them; taking run.py's values keeps a config without them equal to its preset.
+    """
+    if cca == "hpcc":
+        return {}
+    ref = preset(_PRESET_OF[cca], 100)
+    return {f: getattr(ref, f) for f in _HPCC_FIELD_KEY}
 
 
 def _cc_name(mode: int, where: str) -> str:
@@ -511,6 +534,12 @@ def _engine_lines(e: EngineConfig) -> dict:
         "HAS_WIN": b[e.has_win],
         "GLOBAL_T": b[e.global_t],
         "VAR_WIN": b[e.var_win],
+        "FAST_REACT": b[e.fast_react],
+        "U_TARGET": repr(float(e.u_target)),
+        "MI_THRESH": str(e.mi_thresh),
+        "INT_MULTI": str(e.int_multi),
+        "MULTI_RATE": b[e.multi_rate],
+        "SAMPLE_FEEDBACK": b[e.sample_feedback],
         "RATE_BOUND": b[e.rate_bound],
         "ACK_HIGH_PRIO": b[e.ack_high_prio],
         "KMAX_MAP": _fmt_kmap(e.kmax_bytes, "KMAX_MAP"),
@@ -522,7 +551,7 @@ def _engine_lines(e: EngineConfig) -> dict:
 
 def _run_py_lines(cca: str) -> dict:
     """What run.py --cc <cca> --bw 100 writes for each key (used to suggest a value for a missing key)."""
-    return {**_RUN_PY_PATHS, **_RUN_PY_EXTRAS, **_engine_lines(preset(cca, 100))}
+    return {**_RUN_PY_PATHS, **_RUN_PY_EXTRAS, **_engine_lines(preset(_PRESET_OF[cca], 100))}
 
 
 def write_ns3_config(
@@ -573,6 +602,13 @@ def write_ns3_config(
             "pass both file names, or enable_trace=False",
         )
     lines = _engine_lines(cfg.engine)
+    if cfg.raw:
+        # A config read from a file without HPCC keys (allowed outside CC_MODE 3) stays without them,
+        # as long as the engine still holds the values reading it back would fill in.
+        absent = _absent_values(cfg.engine.cca)
+        for f, key in _HPCC_FIELD_KEY.items():
+            if key not in cfg.raw and f in absent and getattr(cfg.engine, f) == absent[f]:
+                del lines[key]
     fields = {
         "TOPOLOGY_FILE": cfg.topology_file,
         "FLOW_FILE": cfg.flow_file,

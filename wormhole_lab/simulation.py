@@ -64,7 +64,11 @@ def prepare(scenario: Scenario) -> Prepared:
         window = np.full(len(flows), max_bdp, dtype=np.int64)
     else:
         window = np.asarray(routes.pair_bdp_bytes(flows.src, flows.dst), dtype=np.int64)
-    state = build_state(topo, flows, paths, cfg, window)
+    if cfg.global_t:
+        base_rtt = np.full(len(flows), max_rtt_ns, dtype=np.int64)
+    else:
+        base_rtt = np.asarray(routes.pair_base_rtt_ns(flows.src, flows.dst), dtype=np.int64)
+    state = build_state(topo, flows, paths, cfg, window, base_rtt)
     return Prepared(state, standalone_ns * 1000, max_rtt_ns, max_bdp)
 
 

@@ -13,8 +13,11 @@ REFERENCE = SHARED / "reference"
 MB, G, M, US = 1024 * 1024, 10**9, 10**6, 10**6
 
 
+ALL_NAMES = ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hp", "timely", "timely_vwin", "dctcp")
+
+
 def test_names():
-    assert PRESETS == ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "dctcp")
+    assert PRESETS == ALL_NAMES
 
 
 @pytest.mark.parametrize("name", PRESETS)
@@ -27,6 +30,17 @@ def test_every_preset_builds(name, bw):
     assert cfg.min_rate_bps == 1000 * M and cfg.fast_recovery_times == 1 and not cfg.clamp_target_rate
     assert cfg.stop_time_ps == 4 * 10**12 and cfg.payload_bytes == 1000
     assert cfg.global_t and cfg.rate_bound and cfg.enable_ecn and cfg.pfc_dynamic_threshold
+    # written by run.py for every --cc
+    assert (cfg.u_target, cfg.mi_thresh, cfg.multi_rate, cfg.sample_feedback) == (0.95, 0, False, False)
+    # rdma-hw.cc attribute defaults, never set by third.cc
+    assert (cfg.timely_alpha, cfg.timely_beta) == (0.875, 0.8)
+    assert (cfg.timely_t_low_ps, cfg.timely_t_high_ps, cfg.timely_min_rtt_ps) == (50 * US, 500 * US, 20 * US)
+
+
+@pytest.mark.parametrize("name", [n for n in PRESETS if n != "hp"])
+def test_hpcc_knobs_of_other_presets_are_run_pys(name):
+    cfg = preset(name, 400)
+    assert (cfg.fast_react, cfg.int_multi) == (False, 1)  # run.py: us=0, int_multi=1 for every --cc but hp
 
 
 def test_dcqcn_at_100g():
@@ -94,16 +108,84 @@ def test_dctcp():
     assert preset("dctcp", 50).kmin_bytes == {50 * G: 150_000, 200 * G: 600_000}
 
 
+def test_hp_at_100g():
+    cfg = preset("hp")
+    assert cfg.cca == "hpcc" and cfg.cc_mode == 3
+    assert (cfg.rate_ai_bps, cfg.rate_hai_bps) == (40 * M, 40 * M)  # 10*bw/25; HAI = AI
+    assert (cfg.u_target, cfg.mi_thresh, cfg.int_multi) == (0.95, 0, 4)
+    assert (cfg.fast_react, cfg.multi_rate, cfg.sample_feedback) == (True, False, False)
+    assert (cfg.has_win, cfg.var_win, cfg.ack_high_prio) == (True, True, False)
+    # the template's ECN maps, and the DCQCN knobs run.py writes although HPCC ignores them
+    assert (cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax) == (
+        preset("dcqcn").kmin_bytes,
+        preset("dcqcn").kmax_bytes,
+        preset("dcqcn").pmax,
+    )
+    assert (cfg.alpha_resume_interval_ps, cfg.rate_decrease_interval_ps, cfg.rp_timer_ps) == (1 * US, 4 * US, 300 * US)
+    assert cfg.ewma_gain == 1 / 256 and cfg.dctcp_rate_ai_bps == 1000 * M
+    assert cfg.buffer_bytes == 32 * MB and cfg.min_rate_bps == 1000 * M
+
+
+def test_hp_with_hpai():
+    cfg = preset("hp", 100, hpai_mbps=50)  # run.py --cc hp --hpai 50: the paper's and the validation configs'
+    assert (cfg.rate_ai_bps, cfg.rate_hai_bps) == (50 * M, 50 * M)
+    assert cfg == preset("hp").with_(rate_ai_bps=50 * M, rate_hai_bps=50 * M)
+    assert preset("hp", 400, hpai_mbps=7).rate_ai_bps == 7 * M  # --hpai is not scaled by bw
+
+
+@pytest.mark.parametrize(("bw", "ai", "multi"), [(25, 10, 1), (50, 20, 2), (200, 80, 8), (400, 160, 16)])
+def test_hp_scales_with_bandwidth(bw, ai, multi):
+    cfg = preset("hp", bw)
+    assert (cfg.rate_ai_bps, cfg.rate_hai_bps, cfg.int_multi) == (ai * M, ai * M, multi)
+
+
+@pytest.mark.parametrize("bw", [4, 10, 24, 30, 75, 800])
+def test_hp_needs_a_bandwidth_int_can_encode(bw):
+    with pytest.raises(InputError, match=r"preset\(host_bw_gbps\).*INT cannot encode.*25, 50, 100, 200, 400"):
+        preset("hp", bw)
+
+
+@pytest.mark.parametrize("name", ["timely", "timely_vwin"])
+def test_timely(name):
+    cfg = preset(name)
+    assert cfg.cca == "timely" and cfg.cc_mode == 7
+    assert (cfg.rate_ai_bps, cfg.rate_hai_bps) == (100 * M, 500 * M)  # 10*bw/10 and 50*bw/10
+    win = (name == "timely_vwin",) * 2
+    assert (cfg.has_win, cfg.var_win) == win
+    assert cfg.ack_high_prio  # run.py: ack_prio=1 for timely_vwin too
+    assert not cfg.fast_react and cfg.int_multi == 1
+    assert cfg.kmin_bytes == preset("dcqcn").kmin_bytes and cfg.ewma_gain == 1 / 256
+    assert preset(name).with_(has_win=False, var_win=False) == preset("timely")
+
+
+def test_timely_scales_with_bandwidth():
+    cfg = preset("timely", 25)
+    assert (cfg.rate_ai_bps, cfg.rate_hai_bps) == (25 * M, 125 * M)
+    assert preset("timely", 4).rate_hai_bps == 20 * M  # timely works at any bandwidth, unlike hp
+
+
+@pytest.mark.parametrize("name", [n for n in PRESETS if n != "hp"])
+def test_hpai_is_for_hp_only(name):
+    with pytest.raises(InputError, match=r"preset\(hpai_mbps\).*hp preset only"):
+        preset(name, hpai_mbps=50)
+
+
+@pytest.mark.parametrize("hpai", [0, -5, 2.5, True, "50"])
+def test_bad_hpai(hpai):
+    with pytest.raises(InputError, match=r"preset\(hpai_mbps\).*positive integer"):
+        preset("hp", hpai_mbps=hpai)
+
+
 def test_unknown_name_lists_valid_ones():
     with pytest.raises(InputError) as info:
         preset("cubic")
-    assert all(name in str(info.value) for name in PRESETS)
+    assert "choose one of " + ", ".join(ALL_NAMES) in str(info.value)
 
 
-@pytest.mark.parametrize(("name", "cc"), [("hp", "HPCC"), ("timely", "TIMELY"), ("hpccPint", "HPCC-PINT")])
-def test_reference_presets_not_yet_supported(name, cc):
-    with pytest.raises(InputError, match=f"{cc} .*not supported yet.*dcqcn, dcqcn_paper"):
-        preset(name)
+def test_hpcc_pint_not_yet_supported():
+    with pytest.raises(InputError, match="HPCC-PINT .*not supported yet.*dcqcn, dcqcn_paper") as info:
+        preset("hpccPint")
+    assert ", ".join(ALL_NAMES) in str(info.value)
 
 
 @pytest.mark.parametrize("bw", [0, 3, -100, 2.5, True, "100", None])
@@ -121,3 +203,13 @@ def test_matches_shipped_dcqcn_configs():
     assert len(paths) >= 3
     for path in paths:
         assert read_ns3_config(path).engine == preset("dcqcn", 100), path
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference files not found at {SHARED}")
+def test_matches_shipped_hpcc_configs():
+    from wormhole_lab.ns3_config import read_ns3_config
+
+    paths = sorted(REFERENCE.glob("validation/*/config_hpcc.txt"))  # run.py --cc hp --hpai 50 --bw 100
+    assert len(paths) >= 2
+    for path in paths:
+        assert read_ns3_config(path).engine == preset("hp", 100, hpai_mbps=50), path

@@ -5,18 +5,21 @@ from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_ACK_WIRE,
+    CI_INT_MODE,
     CI_NACK_INTERVAL,
     CI_PFC,
     FL_APATH_BEGIN,
     FL_CNPS,
     FL_LAST_NACK,
     FL_NACK_TIMER,
+    FL_NIC_PORT,
     FL_PATH_BEGIN,
     FL_RCV_NXT,
     FL_STATE,
     FS_ACTIVE,
     G_DROPS,
     G_PFC_COUNT,
+    INT_MODE_HOPS,
     KIND_ACK,
     KIND_DATA,
     KIND_NACK,
@@ -25,7 +28,9 @@ from wormhole_lab.engine.layout import (
     PK_FLOW,
     PK_HOP,
     PK_INPORT,
+    PK_INT_NHOP,
     PK_KIND,
+    PK_N,
     PK_PAUSE,
     PK_PAYLOAD,
     PK_PORT,
@@ -112,6 +117,9 @@ def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k
         pk[a, PK_HOP] = 0
         pk[a, PK_ECN] = pk[k, PK_ECN]
         pk[a, PK_TS] = pk[k, PK_TS]
+        if ci[CI_INT_MODE] == INT_MODE_HOPS:
+            for c in range(PK_INT_NHOP, PK_N):
+                pk[a, c] = pk[k, c]
         port = path_ports[fl[f, FL_APATH_BEGIN]]
         fifo_push(pt, pk, port, PT_DATA_HEAD, a)
         dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
@@ -121,23 +129,22 @@ def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k
 @kernel
 def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, k, now):
     f = pk[k, PK_FLOW]
-    seq = pk[k, PK_SEQ]
-    cnp = pk[k, PK_ECN]
-    nack = pk[k, PK_KIND] == KIND_NACK
-    free(g, pk, k)
     if fl[f, FL_STATE] != FS_ACTIVE:
+        free(g, pk, k)
         return
-    nic_port = path_ports[fl[f, FL_PATH_BEGIN]]
-    if qp.acknowledge(fl, f, seq, now):
+    nic_port = fl[f, FL_NIC_PORT]
+    if qp.acknowledge(fl, f, pk[k, PK_SEQ], now):
+        free(g, pk, k)
         qp.complete_order(g, fl, f)
         # the reference still triggers the NIC after completing a QP (RdmaHw::ReceiveAck)
         dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
         return
-    if nack:
+    if pk[k, PK_KIND] == KIND_NACK:
         qp.go_back(fl, f)
-    if cnp:
+    if pk[k, PK_ECN]:
         fl[f, FL_CNPS] += 1
-    dispatch.on_ack(g, heap, fl, ff, ci, cf, f, seq, cnp, now)
+    dispatch.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+    free(g, pk, k)
     dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
 
 

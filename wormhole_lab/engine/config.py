@@ -10,10 +10,12 @@ from dataclasses import asdict, dataclass, field, replace
 
 from wormhole_lab.errors import InputError
 
-CCA_NAMES = ("dcqcn", "dctcp")
-"""Congestion-control algorithms the engine runs; CC_MODE 1 and 8 of the reference."""
+CCA_NAMES = ("dcqcn", "hpcc", "timely", "dctcp")
+"""Congestion-control algorithms the engine runs; CC_MODE 1, 3, 7 and 8 of the reference."""
 
-CC_MODE_OF = {"dcqcn": 1, "dctcp": 8}
+CC_MODE_OF = {"dcqcn": 1, "hpcc": 3, "timely": 7, "dctcp": 8}
+INT_LINE_RATES = (25 * 10**9, 50 * 10**9, 100 * 10**9, 200 * 10**9, 400 * 10**9)
+"""Link speeds an INT hop can encode (int-header.h lineRateValues); HPCC needs every switch port at one."""
 
 DEFAULT_RTO_PS = 4_000_000_000  # 4 ms: far above any RTT in a data centre, short enough to recover in a test
 
@@ -56,6 +58,19 @@ class EngineConfig:
     min_rate_bps: int = 1_000_000_000  # MIN_RATE
     # DCTCP (rate-based)
     dctcp_rate_ai_bps: int = 615_000_000  # DCTCP_RATE_AI
+    # HPCC (rate-based, per ACK, from INT)
+    u_target: float = 0.95  # U_TARGET (eta)
+    mi_thresh: int = 0  # MI_THRESH (maxStage; 0 in the reference's runs)
+    int_multi: int = 1  # INT_MULTI: INT byte/qlen fields count units of 128 B / 80 B times this
+    multi_rate: bool = False  # MULTI_RATE: one reference rate per hop instead of the max-utilisation hop
+    sample_feedback: bool = False  # SAMPLE_FEEDBACK: fast reactions ignore hops with an empty queue
+    fast_react: bool = True  # FAST_REACT: apply the tentative rate on every ACK, commit once per RTT
+    # TIMELY (rdma-hw.cc attribute defaults; third.cc never sets them)
+    timely_alpha: float = 0.875  # EWMA weight of the newest RTT difference
+    timely_beta: float = 0.8  # multiplicative decrease factor
+    timely_t_low_ps: int = 50_000_000  # 50 us
+    timely_t_high_ps: int = 500_000_000  # 500 us
+    timely_min_rtt_ps: int = 20_000_000  # 20 us: normalises the RTT gradient
     # run
     time_quantum_ps: int = 1000  # serialisation times rounded to 1 ns as the reference's clock; 1 for exact ps
     stop_time_ps: int = 4 * 10**12  # SIMULATOR_STOP_TIME
@@ -100,7 +115,30 @@ class EngineConfig:
                 raise InputError(
                     f"EngineConfig.{name}", f"must be positive, got {getattr(self, name)}", "use a value above 0"
                 )
-        for name in ["rate_ai_bps", "rate_hai_bps", "dctcp_rate_ai_bps", "fast_recovery_times"]:
+        for name in ["timely_t_low_ps", "timely_t_high_ps", "timely_min_rtt_ps", "int_multi"]:
+            if getattr(self, name) <= 0:
+                raise InputError(
+                    f"EngineConfig.{name}", f"must be positive, got {getattr(self, name)}", "use a value above 0"
+                )
+        for name in ["u_target", "timely_alpha", "timely_beta"]:
+            value = getattr(self, name)
+            if not (0.0 < value <= 1.0):
+                raise InputError(
+                    f"EngineConfig.{name}",
+                    f"must be in (0, 1], got {value}",
+                    "the reference's default is in the field's comment",
+                )
+        if self.cca == "hpcc" and not self.has_win:
+            raise InputError(
+                "EngineConfig.has_win",
+                "HPCC normalises queues by the window, so it needs one",
+                "set has_win=True (HAS_WIN 1), as the reference's hp preset does",
+            )
+        if self.timely_t_low_ps >= self.timely_t_high_ps:
+            raise InputError(
+                "EngineConfig.timely_t_low_ps", "T_low must be below T_high", "the reference uses 50 us and 500 us"
+            )
+        for name in ["rate_ai_bps", "rate_hai_bps", "dctcp_rate_ai_bps", "fast_recovery_times", "mi_thresh"]:
             if getattr(self, name) < 0:
                 raise InputError(
                     f"EngineConfig.{name}", f"must not be negative, got {getattr(self, name)}", "use 0 or more"

@@ -32,6 +32,7 @@ from wormhole_lab.engine.layout import (
     HEADROOM_PER_EVENT,
     PT_BUSY,
     PT_WAKE_AT,
+    PT_WAKE_GEN,
     STOP_ALL_DONE,
     STOP_GROW,
     STOP_IDLE,
@@ -73,6 +74,8 @@ def run_until(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rn
             pt[a, PT_BUSY] = 0
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_NIC_WAKE:
+            if ev[H_B] != pt[a, PT_WAKE_GEN]:
+                continue  # moved earlier by an HPCC rate change
             pt[a, PT_WAKE_AT] = -1
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_FLOW_START:

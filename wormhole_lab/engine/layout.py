@@ -49,7 +49,25 @@ PK_INPORT = 8  # ingress port at the current switch (buffer accounting), -1 else
 PK_NEXT = 9  # next packet in a FIFO or in the free list
 PK_TS = 10  # time the sender put it on the wire
 PK_PAUSE = 11  # PFC frame: 1 pause, 0 resume
-PK_N = 12
+PK_INT_NHOP = 12  # INT hops pushed so far (HPCC); ACKs carry their data packet's copy
+PK_INT_BASE = 13  # hop h occupies columns PK_INT_BASE + INT_FIELDS * h + INT_*
+PK_N = 13 + 5 * 4  # INT_MAX_HOPS x INT_FIELDS
+
+# --- in-band telemetry (int-header.h): 5 hops of packed fields in the reference's units ---
+INT_MAX_HOPS = 5
+INT_FIELDS = 4
+INT_TIME = 0  # ns, low 24 bits
+INT_BYTES = 1  # cumulative tx bytes / (128 x INT_MULTI), low 20 bits
+INT_QLEN = 2  # egress queue bytes / (80 x INT_MULTI), low 17 bits
+INT_RATE = 3  # line rate, bit/s
+INT_TIME_MASK = (1 << 24) - 1
+INT_BYTES_MASK = (1 << 20) - 1
+INT_QLEN_MASK = (1 << 17) - 1
+INT_BYTE_UNIT = 128
+INT_QLEN_UNIT = 80
+INT_MODE_NONE = 0
+INT_MODE_HOPS = 1  # HPCC: per-hop records
+INT_MODE_TS = 2  # TIMELY: only the sender's timestamp (PK_TS)
 
 KIND_DATA = 0
 KIND_ACK = 1
@@ -84,7 +102,8 @@ PT_PAUSING = 23  # this ingress has paused its upstream and owes it a resume
 PT_IFINDEX = 24
 PT_ECN_MARKS = 25
 PT_PAUSE_FRAMES = 26  # PFC pause frames received
-PT_N = 27
+PT_WAKE_GEN = 27  # generation of the pending EV_NIC_WAKE (an HPCC rate change may move it earlier)
+PT_N = 28
 
 PTF_PMAX = 0
 PTF_N = 1
@@ -135,10 +154,21 @@ FL_CNPS = 33  # CNPs received
 FL_RETX_BYTES = 34  # bytes sent again after a NACK or timeout
 FL_TIMEOUTS = 35
 FL_TX_BYTES = 36  # payload bytes put on the wire, retransmissions included
-FL_N = 37
+FL_CUR_RATE = 37  # HPCC/TIMELY reference rate, committed once per RTT
+FL_LAST_RTT = 38  # TIMELY, ps
+FL_LAST_PKT_WIRE = 39  # size of the last packet sent (HPCC rate changes re-pace it)
+FL_BASE_RTT = 40  # ns: maxRtt (GLOBAL_T) or the pair's RTT
+FL_NIC_PORT = 41  # the sender's NIC port (first port of the data path)
+FL_HOP_BASE = 42  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
+FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
+FL_N = FL_HOP_STAGE + INT_MAX_HOPS
 
 FF_ALPHA = 0  # DCQCN or DCTCP alpha
-FF_N = 1
+FF_U = 1  # HPCC normalised utilisation (EWMA)
+FF_RTT_DIFF = 2  # TIMELY, ps
+FF_HOP_U = 3  # MULTI_RATE: utilisation per hop
+FF_N = FF_HOP_U + INT_MAX_HOPS
 
 FS_PENDING = 0
 FS_ACTIVE = 1
@@ -169,13 +199,27 @@ CI_RATE_HAI = 20
 CI_MIN_RATE = 21
 CI_DCTCP_RATE_AI = 22
 CI_TIME_QUANTUM = 23  # serialisation times are rounded to this many ps (1000: the reference's 1 ns)
-CI_N = 24
+CI_INT_MODE = 24
+CI_INT_MULTI = 25
+CI_MI_THRESH = 26
+CI_MULTI_RATE = 27
+CI_SAMPLE_FEEDBACK = 28
+CI_FAST_REACT = 29
+CI_T_LOW = 30  # TIMELY thresholds, ps
+CI_T_HIGH = 31
+CI_MIN_RTT = 32
+CI_N = 33
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1
-CF_N = 2
+CF_U_TARGET = 2
+CF_TIMELY_ALPHA = 3
+CF_TIMELY_BETA = 4
+CF_N = 5
 
 CC_DCQCN = 1  # the reference's CC_MODE numbers
+CC_HPCC = 3
+CC_TIMELY = 7
 CC_DCTCP = 8
 
 # --- why a kernel call returned ---

@@ -14,8 +14,10 @@ from wormhole_lab.engine.layout import (
     CI_TIME_QUANTUM,
     CI_VAR_WIN,
     EV_NIC_WAKE,
+    FL_LAST_PKT_WIRE,
     FL_MAX_RATE,
     FL_NEXT_AVAIL,
+    FL_NIC_PORT,
     FL_RATE,
     FL_SIZE,
     FL_SND_NXT,
@@ -26,6 +28,7 @@ from wormhole_lab.engine.layout import (
     PK_ECN,
     PK_FLOW,
     PK_HOP,
+    PK_INT_NHOP,
     PK_KIND,
     PK_PAYLOAD,
     PK_SEQ,
@@ -37,6 +40,7 @@ from wormhole_lab.engine.layout import (
     PT_QP_COUNT,
     PT_RR_LAST,
     PT_WAKE_AT,
+    PT_WAKE_GEN,
 )
 from wormhole_lab.engine.packets import alloc, fifo_pop
 from wormhole_lab.engine.timing import serialisation_ps
@@ -67,6 +71,8 @@ def _data_packet(g, pk, fl, ci, f, now):
     pk[k, PK_HOP] = 0
     pk[k, PK_ECN] = 0
     pk[k, PK_TS] = now
+    pk[k, PK_INT_NHOP] = 0
+    fl[f, FL_LAST_PKT_WIRE] = pk[k, PK_WIRE]
     fl[f, FL_SND_NXT] += payload
     fl[f, FL_TX_BYTES] += payload
     return k
@@ -119,6 +125,24 @@ def select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now):
             if fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and (earliest < 0 or fl[f, FL_NEXT_AVAIL] < earliest):
                 earliest = fl[f, FL_NEXT_AVAIL]
         if earliest > now:
-            pt[port, PT_WAKE_AT] = earliest
-            push(g, heap, earliest, EV_NIC_WAKE, port, 0)
+            _schedule_wake(g, heap, pt, port, earliest)
     return -1
+
+
+@kernel
+def _schedule_wake(g, heap, pt, port, t):
+    pt[port, PT_WAKE_GEN] += 1
+    pt[port, PT_WAKE_AT] = t
+    push(g, heap, t, EV_NIC_WAKE, port, pt[port, PT_WAKE_GEN])
+
+
+@kernel
+def change_rate(g, heap, pt, fl, ci, f, new_rate, now):
+    """RdmaHw::ChangeRate: re-pace the last packet at the new rate and pull the NIC's wake-up earlier if due."""
+    q = ci[CI_TIME_QUANTUM]
+    last = fl[f, FL_LAST_PKT_WIRE]
+    fl[f, FL_NEXT_AVAIL] += serialisation_ps(last, new_rate, q) - serialisation_ps(last, fl[f, FL_RATE], q)
+    fl[f, FL_RATE] = new_rate
+    port = fl[f, FL_NIC_PORT]
+    if pt[port, PT_WAKE_AT] >= 0 and fl[f, FL_NEXT_AVAIL] < pt[port, PT_WAKE_AT]:
+        _schedule_wake(g, heap, pt, port, max(fl[f, FL_NEXT_AVAIL], now))

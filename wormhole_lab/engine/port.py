@@ -46,7 +46,7 @@ def dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, 
     if pt[port, PT_BUSY]:
         return
     if pt[port, PT_IS_SWITCH]:
-        k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, ci, rng, port)
+        k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, ci, rng, port, now)
         # the reference starts the resume frame inside the dequeue notification, before the packet itself
         if resume_port >= 0:
             kick_control(g, heap, pk, pt, ci, resume_port, now)

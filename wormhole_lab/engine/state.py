@@ -9,12 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine.config import EngineConfig
+from wormhole_lab.engine.config import INT_LINE_RATES, EngineConfig
 from wormhole_lab.engine.rng import new_state
 from wormhole_lab.errors import InputError
 
 DATA_HEADER_BYTES = 36  # SeqTs 6 + UDP 8 + IPv4 20 + PPP 2 (reference wire size: 1036 B for a 1000 B payload)
-ACK_WIRE_BYTES = 48  # reference ACK/NACK on the wire without INT
+ACK_WIRE_BYTES = 48  # reference ACK/NACK on the wire: 60 B minimum less the 14 B Ethernet header the model omits
+INT_HEADER_BYTES = {"hpcc": 42, "timely": 8}  # int-header.cc GetStaticSize: 5 hops x 8 B + 2 B; a 64-bit timestamp
+HPCC_ACK_WIRE_BYTES = 76  # the ACK's qbb header carries the 42 B INT copy, so it exceeds the minimum
 PFC_WIRE_BYTES = 31  # pause-header.cc: 9 B (time, qlen, class) + IPv4 20 + PPP 2
 MMU_RESERVE_BYTES = 4 * 1024  # switch-mmu.cc: reserve per ingress port and class
 MMU_RESUME_OFFSET_BYTES = 3 * 1024  # switch-mmu.cc: resume when 3 KiB below the threshold
@@ -103,8 +105,8 @@ def _int_config(cfg: EngineConfig) -> np.ndarray:
     ci = np.zeros(L.CI_N, dtype=np.int64)
     ci[L.CI_CC] = cfg.cc_mode
     ci[L.CI_PAYLOAD] = cfg.payload_bytes
-    ci[L.CI_DATA_HDR] = DATA_HEADER_BYTES
-    ci[L.CI_ACK_WIRE] = ACK_WIRE_BYTES
+    ci[L.CI_DATA_HDR] = DATA_HEADER_BYTES + INT_HEADER_BYTES.get(cfg.cca, 0)
+    ci[L.CI_ACK_WIRE] = HPCC_ACK_WIRE_BYTES if cfg.cca == "hpcc" else ACK_WIRE_BYTES
     ci[L.CI_PFC_WIRE] = PFC_WIRE_BYTES
     ci[L.CI_VAR_WIN] = cfg.var_win
     ci[L.CI_RATE_BOUND] = cfg.rate_bound
@@ -125,11 +127,33 @@ def _int_config(cfg: EngineConfig) -> np.ndarray:
     ci[L.CI_MIN_RATE] = cfg.min_rate_bps
     ci[L.CI_DCTCP_RATE_AI] = cfg.dctcp_rate_ai_bps
     ci[L.CI_TIME_QUANTUM] = cfg.time_quantum_ps
+    ci[L.CI_INT_MODE] = {"hpcc": L.INT_MODE_HOPS, "timely": L.INT_MODE_TS}.get(cfg.cca, L.INT_MODE_NONE)
+    ci[L.CI_INT_MULTI] = cfg.int_multi
+    ci[L.CI_MI_THRESH] = cfg.mi_thresh
+    ci[L.CI_MULTI_RATE] = cfg.multi_rate
+    ci[L.CI_SAMPLE_FEEDBACK] = cfg.sample_feedback
+    ci[L.CI_FAST_REACT] = cfg.fast_react
+    ci[L.CI_T_LOW] = cfg.timely_t_low_ps
+    ci[L.CI_T_HIGH] = cfg.timely_t_high_ps
+    ci[L.CI_MIN_RTT] = cfg.timely_min_rtt_ps
     return ci
 
 
-def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray) -> EngineState:
-    """Arrays for a run. ``paths`` gives per-flow egress ports (CSR); ``window_bytes`` per flow (0: none)."""
+def _float_config(cfg: EngineConfig) -> np.ndarray:
+    cf = np.zeros(L.CF_N, dtype=np.float64)
+    cf[L.CF_G] = cfg.ewma_gain
+    cf[L.CF_RATE_FIRST_CNP] = cfg.rate_on_first_cnp
+    cf[L.CF_U_TARGET] = cfg.u_target
+    cf[L.CF_TIMELY_ALPHA] = cfg.timely_alpha
+    cf[L.CF_TIMELY_BETA] = cfg.timely_beta
+    return cf
+
+
+def build_state(
+    topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray, base_rtt_ns: np.ndarray
+) -> EngineState:
+    """Arrays for a run. ``paths`` gives per-flow egress ports (CSR); ``window_bytes`` per flow (0: none);
+    ``base_rtt_ns`` per flow is HPCC's EWMA horizon (maxRtt with GLOBAL_T)."""
     n_ports, n_flows = topo.n_ports, len(flows)
     port_node = topo.port_node()
     rate = np.repeat(topo.link_rate_bps, 2).astype(np.int64)
@@ -155,6 +179,12 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
     nd[topo.is_switch, L.ND_BUFFER] = cfg.buffer_bytes
     for p in np.flatnonzero(is_switch_port):
         r = int(rate[p])
+        if cfg.cca == "hpcc" and r not in INT_LINE_RATES:
+            raise InputError(
+                f"topology (switch {port_node[p]}, port {p})",
+                f"HPCC's INT cannot encode a {r} bit/s link",
+                f"use link speeds among {', '.join(str(x) for x in INT_LINE_RATES)} bit/s",
+            )
         kmin, kmax, pmax = cfg.ecn_for_rate(r, f"ECN maps (switch {port_node[p]}, link speed of port {p})")
         pt[p, L.PT_KMIN], pt[p, L.PT_KMAX], ptf[p, L.PTF_PMAX] = kmin, kmax, pmax
         # third.cc: headroom = 3 x rate x delay (delay in ns, integer arithmetic)
@@ -188,11 +218,13 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
     fl[:, L.FL_APATH_BEGIN] = n_data + paths.ack_offset[:-1]
     fl[:, L.FL_APATH_LEN] = np.diff(paths.ack_offset)
     fl[:, L.FL_WIN] = window_bytes
+    fl[:, L.FL_BASE_RTT] = base_rtt_ns
     fl[:, L.FL_DONE_ORDER] = -1
     fl[:, L.FL_FINISH] = -1
     path_ports = np.concatenate([paths.data_ports, paths.ack_ports]).astype(np.int64)
 
     nic_port = path_ports[fl[:, L.FL_PATH_BEGIN]]
+    fl[:, L.FL_NIC_PORT] = nic_port
     per_port = np.bincount(nic_port, minlength=n_ports)
     pt[:, L.PT_QP_BEGIN] = np.concatenate([[0], np.cumsum(per_port)[:-1]])
 
@@ -211,9 +243,6 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
     pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
     _link_free(pk, 0, pk.shape[0], g)
 
-    cf = np.zeros(L.CF_N, dtype=np.float64)
-    cf[L.CF_G] = cfg.ewma_gain
-    cf[L.CF_RATE_FIRST_CNP] = cfg.rate_on_first_cnp
     return EngineState(
         g=g,
         heap=heap,
@@ -226,7 +255,7 @@ def build_state(topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray)
         port_qps=np.zeros(max(n_flows, 1), dtype=np.int64),
         path_ports=path_ports,
         ci=_int_config(cfg),
-        cf=cf,
+        cf=_float_config(cfg),
         rng=new_state(cfg.seed),
         pfc_log=np.zeros((INITIAL_PFC_ROWS, L.PFC_LOG_N), dtype=np.int64),
     )

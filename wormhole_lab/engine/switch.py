@@ -7,13 +7,29 @@ and its ingress port may owe the upstream a PFC resume (switch-node.cc SwitchNot
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_ECN,
+    CI_INT_MODE,
+    CI_INT_MULTI,
     CI_PFC,
     CI_PFC_WIRE,
     G_ECN_MARKS,
+    INT_BYTE_UNIT,
+    INT_BYTES,
+    INT_BYTES_MASK,
+    INT_FIELDS,
+    INT_MAX_HOPS,
+    INT_MODE_HOPS,
+    INT_QLEN,
+    INT_QLEN_MASK,
+    INT_QLEN_UNIT,
+    INT_RATE,
+    INT_TIME,
+    INT_TIME_MASK,
     KIND_DATA,
     KIND_PFC,
     PK_ECN,
     PK_INPORT,
+    PK_INT_BASE,
+    PK_INT_NHOP,
     PK_KIND,
     PK_PAUSE,
     PK_WIRE,
@@ -24,6 +40,8 @@ from wormhole_lab.engine.layout import (
     PT_NODE,
     PT_PAUSED,
     PT_PAUSING,
+    PT_RATE,
+    PT_TX_BYTES,
 )
 from wormhole_lab.engine.mmu import ecn_mark, release, should_resume
 from wormhole_lab.engine.packets import alloc, fifo_pop, fifo_push
@@ -41,7 +59,20 @@ def send_pfc(g, pk, pt, ci, port, pause):
 
 
 @kernel
-def select_packet(g, pk, pt, ptf, nd, ci, rng, port):
+def _push_int_hop(pk, pt, ci, port, k, now):
+    """IntHeader::PushHop with the reference's field widths and units (wrapping like its bit fields)."""
+    h = pk[k, PK_INT_NHOP] % INT_MAX_HOPS
+    base = PK_INT_BASE + h * INT_FIELDS
+    multi = ci[CI_INT_MULTI]
+    pk[k, base + INT_TIME] = (now // 1000) & INT_TIME_MASK
+    pk[k, base + INT_BYTES] = (pt[port, PT_TX_BYTES] // (INT_BYTE_UNIT * multi)) & INT_BYTES_MASK
+    pk[k, base + INT_QLEN] = (pt[port, PT_DATA_BYTES] // (INT_QLEN_UNIT * multi)) & INT_QLEN_MASK
+    pk[k, base + INT_RATE] = pt[port, PT_RATE]
+    pk[k, PK_INT_NHOP] += 1
+
+
+@kernel
+def select_packet(g, pk, pt, ptf, nd, ci, rng, port, now):
     """(packet to send or -1, ingress port that just queued a PFC resume or -1)."""
     k = fifo_pop(pt, pk, port, PT_CTRL_HEAD)
     if k >= 0 or pt[port, PT_PAUSED]:
@@ -59,6 +90,9 @@ def select_packet(g, pk, pt, ptf, nd, ci, rng, port):
         pk[k, PK_ECN] = 1
         pt[port, PT_ECN_MARKS] += 1
         g[G_ECN_MARKS] += 1
+    # INT sees the bytes sent before this packet and the queue left behind it (queue 0 is empty here)
+    if ci[CI_INT_MODE] == INT_MODE_HOPS and pk[k, PK_KIND] == KIND_DATA:
+        _push_int_hop(pk, pt, ci, port, k, now)
     if ci[CI_PFC] and should_resume(nd, pt, ci, node, inport):
         send_pfc(g, pk, pt, ci, inport, 0)
         return k, inport

@@ -29,5 +29,5 @@ def tiny_state(cca: str = "dcqcn") -> EngineState:
         ack_offset=np.array([0, 2]),
         ack_ports=np.array([2, 1]),
     )
-    cfg = EngineConfig(cca=cca, kmin_bytes={_RATE: 0}, kmax_bytes={_RATE: 1}, pmax={_RATE: 1.0})
-    return build_state(topo, flows, paths, cfg, np.zeros(1, dtype=np.int64))
+    cfg = EngineConfig(cca=cca, kmin_bytes={_RATE: 0}, kmax_bytes={_RATE: 1}, pmax={_RATE: 1.0}, has_win=True)
+    return build_state(topo, flows, paths, cfg, np.full(1, 20_000, dtype=np.int64), np.full(1, 4160, dtype=np.int64))

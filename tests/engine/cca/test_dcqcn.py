@@ -6,7 +6,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.cca import dcqcn
 from wormhole_lab.engine.heap import pop_into
 from wormhole_lab.engine.presets import preset
-from wormhole_lab.engine.state import _int_config
+from wormhole_lab.engine.state import _float_config, _int_config
 
 US = 1_000_000  # ps
 NS = 1_000
@@ -20,7 +20,7 @@ def drive(cnp_times, until, clamp=False):
     """Feed CNPs at the given times into one QP and run its timers; log (time, rate, target) at each change."""
     cfg = preset("dcqcn").with_(clamp_target_rate=clamp)
     ci = _int_config(cfg)
-    cf = np.array([cfg.ewma_gain, cfg.rate_on_first_cnp])
+    cf = _float_config(cfg)
     fl = np.zeros((1, L.FL_N), dtype=np.int64)
     ff = np.zeros((1, L.FF_N))
     fl[0, L.FL_RATE] = fl[0, L.FL_MAX_RATE] = LINE
@@ -28,13 +28,15 @@ def drive(cnp_times, until, clamp=False):
     g = np.zeros(L.G_N, dtype=np.int64)
     heap = np.zeros((4096, L.H_N), dtype=np.int64)  # stale increase timers pile up: room for them
     ev = np.empty(L.H_N, dtype=np.int64)
+    ack = np.zeros((1, L.PK_N), dtype=np.int64)
+    ack[0, L.PK_ECN] = 1  # an ACK carrying the CNP flag
     cnps = list(cnp_times)
     log = []
     while True:
         t_timer = heap[0, L.H_TIME] if g[L.G_HEAP_SIZE] else None
         if cnps and (t_timer is None or cnps[0] < t_timer):
             now = cnps.pop(0)
-            dcqcn.on_ack(g, heap, fl, ff, ci, cf, 0, 0, 1, now)
+            dcqcn.on_ack(g, heap, ack, None, fl, ff, ci, cf, 0, 0, now)
         else:
             if t_timer is None or t_timer > until:
                 return log

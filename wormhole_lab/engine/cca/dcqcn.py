@@ -32,6 +32,7 @@ from wormhole_lab.engine.layout import (
     FL_STAGE,
     FL_TARGET,
     FL_TIMER_GEN,
+    PK_ECN,
 )
 
 
@@ -46,8 +47,8 @@ def init(fl, ff, f):
 
 
 @kernel
-def on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now):
-    if not cnp:
+def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+    if not pk[k, PK_ECN]:  # the CNP is the ECN echo on the ACK
         return
     fl[f, FL_ALPHA_CNP] = 1
     fl[f, FL_DEC_CNP] = 1

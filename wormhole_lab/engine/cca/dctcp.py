@@ -20,6 +20,8 @@ from wormhole_lab.engine.layout import (
     FL_MAX_RATE,
     FL_RATE,
     FL_SND_NXT,
+    PK_ECN,
+    PK_SEQ,
 )
 
 
@@ -34,7 +36,9 @@ def init(fl, ff, f):
 
 
 @kernel
-def on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now):
+def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+    ack_seq = pk[k, PK_SEQ]
+    cnp = pk[k, PK_ECN]
     mtu = ci[CI_PAYLOAD]
     new_batch = False
     if cnp:

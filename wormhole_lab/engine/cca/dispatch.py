@@ -1,8 +1,8 @@
 """The one table that maps CC_MODE numbers to CCA modules inside the kernel."""
 
-from wormhole_lab.engine.cca import dcqcn, dctcp
+from wormhole_lab.engine.cca import dcqcn, dctcp, hpcc, timely
 from wormhole_lab.engine.jit import kernel
-from wormhole_lab.engine.layout import CC_DCQCN, CC_DCTCP, CI_CC
+from wormhole_lab.engine.layout import CC_DCQCN, CC_DCTCP, CC_HPCC, CC_TIMELY, CI_CC
 
 
 @kernel
@@ -10,17 +10,26 @@ def init(fl, ff, ci, f):
     cc = ci[CI_CC]
     if cc == CC_DCQCN:
         dcqcn.init(fl, ff, f)
+    elif cc == CC_HPCC:
+        hpcc.init(fl, ff, f)
+    elif cc == CC_TIMELY:
+        timely.init(fl, ff, f)
     elif cc == CC_DCTCP:
         dctcp.init(fl, ff, f)
 
 
 @kernel
-def on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now):
+def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+    """ACK (or NACK) ``k`` of flow ``f`` reached its sender."""
     cc = ci[CI_CC]
     if cc == CC_DCQCN:
-        dcqcn.on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now)
+        dcqcn.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+    elif cc == CC_HPCC:
+        hpcc.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+    elif cc == CC_TIMELY:
+        timely.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
     elif cc == CC_DCTCP:
-        dctcp.on_ack(g, heap, fl, ff, ci, cf, f, ack_seq, cnp, now)
+        dctcp.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
 
 
 @kernel

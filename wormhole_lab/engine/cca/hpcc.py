@@ -1,0 +1,149 @@
+"""HPCC as the reference's rdma-hw.cc runs it: rate-based, reacting per ACK to in-band telemetry.
+
+Each ACK carries the INT hops its data packet collected. Per hop, utilisation
+u = txRate / B + min(qlen, qlen_prev) * Rmax / (B * W) from the difference to the previous ACK's
+record; the flow keeps an EWMA of the largest u over the base RTT. The reference rate R_c is
+committed once per RTT (when the ACK passes the sequence sent at the last commit); with FAST_REACT
+every ACK applies the tentative rate R_c / (u / eta) + AI (or R_c + AI below target).
+"""
+
+import numpy as np
+
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CF_U_TARGET,
+    CI_FAST_REACT,
+    CI_INT_MULTI,
+    CI_MI_THRESH,
+    CI_MIN_RATE,
+    CI_MULTI_RATE,
+    CI_RATE_AI,
+    CI_SAMPLE_FEEDBACK,
+    FF_HOP_U,
+    FF_U,
+    FL_BASE_RTT,
+    FL_CUR_RATE,
+    FL_HOP_BASE,
+    FL_HOP_RC,
+    FL_HOP_STAGE,
+    FL_LAST_UPDATE_SEQ,
+    FL_MAX_RATE,
+    FL_RATE,
+    FL_SND_NXT,
+    FL_STAGE,
+    FL_WIN,
+    INT_BYTE_UNIT,
+    INT_BYTES,
+    INT_BYTES_MASK,
+    INT_FIELDS,
+    INT_MAX_HOPS,
+    INT_QLEN,
+    INT_QLEN_UNIT,
+    INT_RATE,
+    INT_TIME,
+    INT_TIME_MASK,
+    PK_INT_BASE,
+    PK_INT_NHOP,
+    PK_SEQ,
+)
+from wormhole_lab.engine.nic import change_rate
+
+
+@kernel
+def init(fl, ff, f):
+    fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
+    fl[f, FL_STAGE] = 0
+    fl[f, FL_LAST_UPDATE_SEQ] = 0
+    ff[f, FF_U] = 1.0
+    for h in range(INT_MAX_HOPS):
+        ff[f, FF_HOP_U + h] = 1.0
+        fl[f, FL_HOP_RC + h] = fl[f, FL_RATE]
+        fl[f, FL_HOP_STAGE + h] = 0
+
+
+@kernel
+def _bounded(fl, ci, f, rate):
+    return min(max(rate, ci[CI_MIN_RATE]), fl[f, FL_MAX_RATE])
+
+
+@kernel
+def _next_rate(fl, ci, cf, f, reference_rate, stage, u):
+    """(rate, stage) from a reference rate and a utilisation: multiplicative when over target, else additive."""
+    c = u / cf[CF_U_TARGET]
+    if c >= 1.0 or stage >= ci[CI_MI_THRESH]:
+        return _bounded(fl, ci, f, np.int64(reference_rate / c) + ci[CI_RATE_AI]), 0
+    return _bounded(fl, ci, f, reference_rate + ci[CI_RATE_AI]), stage + 1
+
+
+@kernel
+def _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, fast):
+    """UpdateRateHp: ``fast`` applies the tentative rate without committing R_c."""
+    next_seq = fl[f, FL_SND_NXT]
+    nhop = pk[k, PK_INT_NHOP]
+    if fl[f, FL_LAST_UPDATE_SEQ] == 0:  # first ACK: only remember the hops
+        fl[f, FL_LAST_UPDATE_SEQ] = next_seq
+        for i in range(min(nhop, INT_MAX_HOPS) * INT_FIELDS):
+            fl[f, FL_HOP_BASE + i] = pk[k, PK_INT_BASE + i]
+        return
+    if nhop <= INT_MAX_HOPS:
+        multi = ci[CI_INT_MULTI]
+        base_rtt = fl[f, FL_BASE_RTT]
+        widest_u = 0.0
+        widest_dt = 0
+        updated = 0  # bit h set when hop h gave a sample
+        for h in range(nhop):
+            new = PK_INT_BASE + h * INT_FIELDS
+            old = FL_HOP_BASE + h * INT_FIELDS
+            qlen = pk[k, new + INT_QLEN] * INT_QLEN_UNIT * multi
+            if ci[CI_SAMPLE_FEEDBACK] and fast and qlen == 0:
+                continue
+            tau = (pk[k, new + INT_TIME] - fl[f, old + INT_TIME]) & INT_TIME_MASK
+            bytes_delta = ((pk[k, new + INT_BYTES] - fl[f, old + INT_BYTES]) & INT_BYTES_MASK) * INT_BYTE_UNIT * multi
+            line_rate = pk[k, new + INT_RATE]
+            if tau > 0:  # two samples in the same nanosecond carry no rate (the reference would divide by 0)
+                updated |= 1 << h
+                old_qlen = fl[f, old + INT_QLEN] * INT_QLEN_UNIT * multi
+                tx_rate = bytes_delta * 8 / (tau * 1e-9)
+                u = tx_rate / line_rate + min(qlen, old_qlen) * fl[f, FL_MAX_RATE] / line_rate / fl[f, FL_WIN]
+                if not ci[CI_MULTI_RATE]:
+                    if u > widest_u:
+                        widest_u = u
+                        widest_dt = tau
+                else:
+                    t = min(tau, base_rtt)
+                    ff[f, FF_HOP_U + h] = (ff[f, FF_HOP_U + h] * (base_rtt - t) + u * t) / base_rtt
+            for c in range(INT_FIELDS):
+                fl[f, old + c] = pk[k, new + c]
+        if updated:
+            if not ci[CI_MULTI_RATE]:
+                dt = min(widest_dt, base_rtt)
+                ff[f, FF_U] = (ff[f, FF_U] * (base_rtt - dt) + widest_u * dt) / base_rtt
+                new_rate, new_stage = _next_rate(fl, ci, cf, f, fl[f, FL_CUR_RATE], fl[f, FL_STAGE], ff[f, FF_U])
+            else:
+                new_rate = fl[f, FL_MAX_RATE]
+                new_stage = fl[f, FL_STAGE]
+                for h in range(nhop):
+                    if updated & (1 << h):
+                        rate_h, stage_h = _next_rate(
+                            fl, ci, cf, f, fl[f, FL_HOP_RC + h], fl[f, FL_HOP_STAGE + h], ff[f, FF_HOP_U + h]
+                        )
+                        if not fast:
+                            fl[f, FL_HOP_RC + h] = rate_h
+                            fl[f, FL_HOP_STAGE + h] = stage_h
+                    else:
+                        rate_h = fl[f, FL_HOP_RC + h]
+                    new_rate = min(new_rate, rate_h)
+            change_rate(g, heap, pt, fl, ci, f, new_rate, now)
+            if not fast:
+                fl[f, FL_CUR_RATE] = new_rate
+                fl[f, FL_STAGE] = new_stage
+    if not fast and next_seq > fl[f, FL_LAST_UPDATE_SEQ]:
+        fl[f, FL_LAST_UPDATE_SEQ] = next_seq
+
+
+@kernel
+def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+    if pk[k, PK_SEQ] > fl[f, FL_LAST_UPDATE_SEQ]:
+        _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, False)
+    elif ci[CI_FAST_REACT]:
+        _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, True)

@@ -1,0 +1,76 @@
+"""TIMELY as the reference's rdma-hw.cc runs it: once per RTT, from the RTT of the timestamped ACK.
+
+gradient = EWMA(RTT difference) / minRTT. Below T_low, or with a non-positive gradient, the rate
+grows by AI (HAI after 5 consecutive increases); above T_high it shrinks by beta x (1 - T_high/RTT);
+otherwise by beta x gradient. The RTT is measured from the data packet's send time echoed in the ACK.
+"""
+
+import numpy as np
+
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CF_TIMELY_ALPHA,
+    CF_TIMELY_BETA,
+    CI_MIN_RATE,
+    CI_MIN_RTT,
+    CI_RATE_AI,
+    CI_RATE_HAI,
+    CI_T_HIGH,
+    CI_T_LOW,
+    FF_RTT_DIFF,
+    FL_CUR_RATE,
+    FL_LAST_RTT,
+    FL_LAST_UPDATE_SEQ,
+    FL_MAX_RATE,
+    FL_RATE,
+    FL_SND_NXT,
+    FL_STAGE,
+    PK_SEQ,
+    PK_TS,
+)
+
+HAI_AFTER = 5  # consecutive increases before hyper increase (rdma-hw.cc)
+
+
+@kernel
+def init(fl, ff, f):
+    fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
+    fl[f, FL_STAGE] = 0
+    fl[f, FL_LAST_UPDATE_SEQ] = 0
+    fl[f, FL_LAST_RTT] = 0
+    ff[f, FF_RTT_DIFF] = 0.0
+
+
+@kernel
+def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+    if pk[k, PK_SEQ] <= fl[f, FL_LAST_UPDATE_SEQ]:
+        return  # the reference's TIMELY has no per-ACK reaction
+    rtt = now - pk[k, PK_TS]
+    next_seq = fl[f, FL_SND_NXT]
+    if fl[f, FL_LAST_UPDATE_SEQ] != 0:
+        alpha = cf[CF_TIMELY_ALPHA]
+        beta = cf[CF_TIMELY_BETA]
+        rtt_diff = (1.0 - alpha) * ff[f, FF_RTT_DIFF] + alpha * (rtt - fl[f, FL_LAST_RTT])
+        gradient = rtt_diff / ci[CI_MIN_RTT]
+        increase = False
+        c = 0.0
+        if rtt < ci[CI_T_LOW]:
+            increase = True
+        elif rtt > ci[CI_T_HIGH]:
+            c = 1.0 - beta * (1.0 - ci[CI_T_HIGH] / rtt)
+        elif gradient <= 0:
+            increase = True
+        else:
+            c = max(0.0, 1.0 - beta * gradient)
+        if increase:
+            step = ci[CI_RATE_AI] if fl[f, FL_STAGE] < HAI_AFTER else ci[CI_RATE_HAI]
+            fl[f, FL_RATE] = min(fl[f, FL_CUR_RATE] + step, fl[f, FL_MAX_RATE])
+            fl[f, FL_STAGE] += 1
+        else:
+            fl[f, FL_RATE] = max(ci[CI_MIN_RATE], np.int64(fl[f, FL_CUR_RATE] * c))
+            fl[f, FL_STAGE] = 0
+        fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
+        ff[f, FF_RTT_DIFF] = rtt_diff
+    if next_seq > fl[f, FL_LAST_UPDATE_SEQ]:
+        fl[f, FL_LAST_UPDATE_SEQ] = next_seq
+        fl[f, FL_LAST_RTT] = rtt
