@@ -1,8 +1,11 @@
 """Packet-mode benchmark on the reference's fat_perm64 inputs (320-host fat tree, 64 x 10 MB, DCQCN).
 
-Prints the simulation's wall time, packet events per second, Numba compile time on a cold and on
-a warm cache (each in a fresh process), and mean/max FCT. The reference ns-3 takes about 46 s for
-this scenario on this machine kind (issue 2); the ratio is printed against that figure.
+Prints, all measured in this one run:
+- Numba compile time on a cold and on a warm cache (each in a fresh process);
+- the reference config (DCQCN, telemetry off): simulation wall time, packet events per second,
+  mean and max FCT, and the ratio to the reference ns-3's ~46 s for this scenario (issue 2's figure);
+- the same with full telemetry (every switch port and flow at 1 us) and its slowdown ratio;
+- events per second for each congestion control (DCQCN, HPCC, TIMELY, DCTCP) on the same scenario.
 
 usage: python benchmarks/bench_fat_perm64.py [--shared PATH_TO_SHARED]
 """
@@ -12,10 +15,8 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
 
 REFERENCE_NS3_SECONDS = 46.0  # issue 2: reference ns-3, optimized build, single core, this machine kind
 COMPILE_SNIPPET = "from wormhole_lab.engine.runner import compile_engine; print(compile_engine())"
@@ -28,6 +29,15 @@ def compile_seconds(cache_dir: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def timed_run(scenario):
+    """(dataset, simulation seconds) of one packet-mode run."""
+    from wormhole_lab.simulation import Simulation
+
+    sim = Simulation(scenario)
+    ds = sim.run()
+    return ds, ds.attrs["wall_seconds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[1] / ".." / "shared"))
@@ -38,11 +48,10 @@ def main() -> None:
         cold = compile_seconds(cache)
         warm = compile_seconds(cache)
 
-    from wormhole_lab.engine.layout import G_EVENTS
-    from wormhole_lab.engine.runner import advance, compile_engine
+    from wormhole_lab.engine.presets import preset
+    from wormhole_lab.engine.runner import compile_engine
     from wormhole_lab.ns3_run import ns3_scenario
-    from wormhole_lab.results import flows_dataset
-    from wormhole_lab.simulation import prepare
+    from wormhole_lab.telemetry import Telemetry
 
     compile_engine()
     cwd = os.getcwd()
@@ -51,31 +60,36 @@ def main() -> None:
         scenario, _ = ns3_scenario("config.txt")
     finally:
         os.chdir(cwd)
-    t0 = time.perf_counter()
-    prepared = prepare(scenario)
-    t_prepare = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    stop = advance(prepared.state, scenario.config.stop_time_ps)
-    wall = time.perf_counter() - t0
-    ds = flows_dataset(prepared.state, scenario.flows, prepared.standalone_ps, {})
-    events = int(prepared.state.g[G_EVENTS])
+    quiet = replace(scenario, telemetry=Telemetry.off())
+    ds, wall = timed_run(quiet)
+    events = ds.attrs["events_executed"]
     fct_us = ds["fct"].values[ds["completed"].values == 1] / 1e6
     topo, flows = scenario.topology, scenario.flows
     print(f"scenario            fat_perm64: {topo.n_nodes} nodes, {len(flows)} flows, {scenario.config.cca}")
-    print(f"stop                {stop}, {int(ds['completed'].sum())}/{len(scenario.flows)} flows completed")
-    print(f"prepare (routing)   {t_prepare:.2f} s")
-    print(f"simulation wall     {wall:.2f} s")
+    print(f"completed           {int(ds['completed'].sum())}/{len(flows)} flows, stop: {ds.attrs['stop_reason']}")
+    print(f"simulation wall     {wall:.2f} s (telemetry off)")
     print(f"events              {events:,}  ({events / wall:,.0f} events/s)")
-    print(f"compile             cold {cold:.1f} s, warm (cache hit) {warm:.2f} s  (ratio {cold / warm:.0f}x)")
+    print(f"compile             cold {cold:.1f} s, warm (cache hit) {warm:.2f} s  (cold/warm {cold / warm:.0f}x)")
+    print(f"FCT                 mean {fct_us.mean():.1f} us, max {fct_us.max():.1f} us")
     print(
-        f"FCT                 mean {fct_us.mean():.1f} us, max {fct_us.max():.1f} us, "
-        f"mean slowdown {np.nanmean(ds['slowdown']):.3f}"
+        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = {REFERENCE_NS3_SECONDS / wall:.1f}x faster "
+        "(reference time from issue 2, not re-measured here)"
     )
+
+    full, wall_full = timed_run(replace(scenario, telemetry=Telemetry()))
     print(
-        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = "
-        f"{REFERENCE_NS3_SECONDS / wall:.1f}x faster "
-        f"(simulation alone; reference figure from issue 2, not re-measured here)"
+        f"telemetry on        {wall_full:.2f} s with {full.sizes['port']} ports x {full.sizes['flow']} flows every "
+        f"1 us ({full.sizes['time']} samples): {wall_full / wall:.2f}x the time with telemetry off"
     )
+
+    for name in ("dcqcn", "hp", "timely", "dctcp"):
+        ds, wall_cca = timed_run(replace(quiet, config=preset(name, 100)))
+        events = ds.attrs["events_executed"]
+        fct = ds["fct"].values[ds["completed"].values == 1] / 1e6
+        print(
+            f"cca {name:<7}         {events:>11,} events in {wall_cca:.2f} s = {events / wall_cca:>10,.0f} events/s; "
+            f"mean FCT {fct.mean():.1f} us, max {fct.max():.1f} us"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Scenario -> results: the one entry point notebooks, the CLI and the apps use."""
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,9 +11,11 @@ import wormhole_lab
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.config import EngineConfig
 from wormhole_lab.engine.runner import advance, compile_engine
-from wormhole_lab.engine.state import EngineState, build_state
+from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
+from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
 from wormhole_lab.results import flows_dataset
+from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.routing import Routes
 from wormhole_lab.topology.validate import check_topology
@@ -30,6 +33,7 @@ class Scenario:
     flows: FlowTable
     config: EngineConfig
     name: str = "scenario"
+    telemetry: Telemetry = field(default_factory=Telemetry)
     meta: dict = field(default_factory=dict)
 
 
@@ -72,6 +76,12 @@ def prepare(scenario: Scenario) -> Prepared:
     return Prepared(state, standalone_ns * 1000, max_rtt_ns, max_bdp)
 
 
+def _min_interval_ps(scenario: Scenario) -> int:
+    """Serialisation time of one full data packet on the fastest link: the shortest useful sampling interval."""
+    wire = scenario.config.payload_bytes + DATA_HEADER_BYTES
+    return int(serialisation_ps(wire, int(scenario.topology.link_rate_bps.max()), scenario.config.time_quantum_ps))
+
+
 class Simulation:
     """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
 
@@ -81,14 +91,56 @@ class Simulation:
         self.scenario = scenario
         self.mode = mode
 
-    def run(self) -> xr.Dataset:
-        prepared = prepare(self.scenario)
+    def stream(self, out=None, fmt: str | None = None) -> Iterator[xr.Dataset]:
+        """Yield each telemetry chunk as a Dataset as soon as the engine fills it.
+
+        With ``out``, chunks are also appended to a netCDF or zarr store (``fmt`` or the suffix decides);
+        a run that stops early (an exception, Ctrl-C, or the consumer stopping) leaves the store readable
+        and marked incomplete. After the last chunk, ``self.flows`` holds the flow table Dataset."""
+        scenario = self.scenario
+        fmt = check_store_path(out, fmt) if out is not None else None
+        prepared = prepare(scenario)
         state = prepared.state
+        telemetry = scenario.telemetry
+        builder = None
+        if telemetry.enabled:
+            ports, flow_ids = telemetry.select(scenario.topology, len(scenario.flows), _min_interval_ps(scenario))
+            state.attach_telemetry(ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples)
+            builder = ChunkBuilder(scenario.topology, scenario.flows, ports, flow_ids, scenario.config.cca)
+        writer = StoreWriter(out, fmt, {"title": f"wormhole_lab {self.mode} run of {scenario.name}"}) if out else None
         self.compile_seconds = compile_engine()
-        t0 = time.perf_counter()
-        stop = advance(state, self.scenario.config.stop_time_ps)
-        wall = time.perf_counter() - t0
-        return flows_dataset(state, self.scenario.flows, prepared.standalone_ps, self._attrs(prepared, stop, wall))
+        wall = 0.0
+        finished = False
+        try:
+            while True:
+                t0 = time.perf_counter()
+                stop = advance(state, scenario.config.stop_time_ps)
+                wall += time.perf_counter() - t0
+                if builder is not None and (stop == "chunk" or state.g[L.G_TEL_ROW] > 0):
+                    chunk = builder.build(*state.take_chunk())
+                    if writer is not None:
+                        writer.append(chunk)
+                    yield chunk
+                if stop != "chunk":
+                    break
+            attrs = self._attrs(prepared, stop, wall)
+            self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
+            finished = True
+        finally:
+            if writer is not None:
+                writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
+
+    def run(self, out=None, fmt: str | None = None) -> xr.Dataset:
+        """The flow table plus every telemetry series, in one Dataset.
+
+        With ``out`` the series go to disk chunk by chunk (memory stays bounded) and are read back lazily."""
+        chunks = [chunk for chunk in self.stream(out, fmt) if out is None]
+        if out is not None:
+            return open_store(out)
+        if not chunks:
+            return self.flows
+        series = xr.concat(chunks, dim="time", data_vars="all", coords="minimal", compat="override")
+        return xr.merge([self.flows, series], join="outer", combine_attrs="override")
 
     def _attrs(self, prepared: Prepared, stop: str, wall: float) -> dict:
         cfg, state, topo = self.scenario.config, prepared.state, self.scenario.topology

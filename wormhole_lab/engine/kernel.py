@@ -7,11 +7,13 @@ from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.heap import pop_into, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    CI_SAMPLE_INTERVAL,
     EV_ARRIVE,
     EV_DCQCN_INCREASE,
     EV_FLOW_START,
     EV_NIC_WAKE,
     EV_RTO,
+    EV_SAMPLE,
     EV_TX_DONE,
     FL_PATH_BEGIN,
     FL_RP_GEN,
@@ -20,10 +22,12 @@ from wormhole_lab.engine.layout import (
     FS_ACTIVE,
     G_DONE_COUNT,
     G_EVENTS,
+    G_FINAL_SAMPLED,
     G_FREE_COUNT,
     G_HEAP_SIZE,
     G_NOW,
     G_PFC_COUNT,
+    G_TEL_ROW,
     H_A,
     H_B,
     H_KIND,
@@ -34,23 +38,49 @@ from wormhole_lab.engine.layout import (
     PT_WAKE_AT,
     PT_WAKE_GEN,
     STOP_ALL_DONE,
+    STOP_CHUNK,
     STOP_GROW,
     STOP_IDLE,
     STOP_TIME,
 )
 from wormhole_lab.engine.port import dequeue_and_transmit
+from wormhole_lab.engine.sampling import sample
 
 FLOW_START_HOPS = 2
 
 
 @kernel
-def run_until(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, t_stop):
+def run_until(
+    g,
+    heap,
+    pk,
+    pt,
+    ptf,
+    nd,
+    fl,
+    ff,
+    port_qps,
+    path_ports,
+    ci,
+    cf,
+    rng,
+    pfc_log,
+    tel_time,
+    tel_port,
+    tel_flow,
+    sel_ports,
+    sel_flows,
+    t_stop,
+):
     """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return."""
     ev = np.empty(H_N, dtype=np.int64)
     n_flows = fl.shape[0]
+    sampling = ci[CI_SAMPLE_INTERVAL] > 0
     while True:
-        if g[G_DONE_COUNT] == n_flows:
+        if g[G_DONE_COUNT] == n_flows and (not sampling or g[G_FINAL_SAMPLED]):
             return STOP_ALL_DONE
+        if sampling and g[G_TEL_ROW] == tel_time.shape[0]:
+            return STOP_CHUNK
         if g[G_HEAP_SIZE] == 0:
             return STOP_IDLE
         if heap[0, H_TIME] > t_stop:
@@ -86,6 +116,8 @@ def run_until(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rn
                 continue
             port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, a, now)
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        elif kind == EV_SAMPLE:
+            sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, now)
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow
         elif kind == EV_RTO:

@@ -17,7 +17,9 @@ G_DONE_COUNT = 7  # flows completed
 G_DROPS = 8  # packets dropped at switch ingress (buffer exhausted, PFC off)
 G_ECN_MARKS = 9
 G_PKTS_IN_USE = 10
-G_N = 11
+G_TEL_ROW = 11  # rows filled in the current telemetry chunk
+G_FINAL_SAMPLED = 12  # the sample after the last completion was taken
+G_N = 13
 
 # --- event heap: heap[int64], one row per pending event ---
 H_TIME = 0
@@ -35,6 +37,7 @@ EV_DCQCN_ALPHA = 4  # a = flow, b = generation
 EV_DCQCN_DECREASE = 5
 EV_DCQCN_INCREASE = 6
 EV_RTO = 7  # a = flow, b = generation: go-back-N timeout check
+EV_SAMPLE = 8  # telemetry: record the selected ports and flows
 
 # --- packet pool: pk[int64], one row per packet slot ---
 PK_FLOW = 0
@@ -208,7 +211,8 @@ CI_FAST_REACT = 29
 CI_T_LOW = 30  # TIMELY thresholds, ps
 CI_T_HIGH = 31
 CI_MIN_RTT = 32
-CI_N = 33
+CI_SAMPLE_INTERVAL = 33  # telemetry interval, ps (0: off)
+CI_N = 34
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1
@@ -227,6 +231,24 @@ STOP_TIME = 0  # reached the requested time
 STOP_ALL_DONE = 1  # every flow completed
 STOP_GROW = 2  # packet pool, heap or PFC log needs more room: grow and call again
 STOP_IDLE = 3  # no event left although flows are unfinished
+STOP_CHUNK = 4  # the telemetry chunk is full: hand it to Python and call again
+
+# --- telemetry chunk columns: per port tel_port[row, i, TP_*], per flow tel_flow[row, j, TF_*] ---
+TP_TX_BYTES = 0  # cumulative bytes sent
+TP_QUEUE = 1  # data-class egress bytes queued
+TP_PAUSED = 2  # 1 while PFC-paused
+TP_ECN_MARKS = 3  # cumulative ECN marks
+TP_N = 4
+TF_ACTIVE = 0  # 1 between start and completion
+TF_RATE = 1  # sending rate of the CCA, bit/s
+TF_WINDOW = 2  # bytes allowed in flight (0: no window)
+TF_ACKED = 3  # bytes acknowledged
+TF_INFLIGHT = 4
+TF_ALPHA = 5  # DCQCN / DCTCP alpha
+TF_TARGET = 6  # DCQCN target rate, bit/s
+TF_U = 7  # HPCC utilisation
+TF_RTT = 8  # TIMELY: last RTT sample, ps
+TF_N = 9
 
 # PFC log rows: time_ps, node, ifindex, type (1 pause, 0 resume)
 PFC_LOG_N = 4

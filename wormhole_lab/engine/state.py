@@ -4,12 +4,13 @@ Everything here runs in Python before a kernel is called: it is where inputs are
 where the only allocations happen. Kernels never allocate; they stop and ask for room.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.config import INT_LINE_RATES, EngineConfig
+from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.rng import new_state
 from wormhole_lab.errors import InputError
 
@@ -51,24 +52,31 @@ class EngineState:
     cf: np.ndarray
     rng: np.ndarray
     pfc_log: np.ndarray
+    tel_time: np.ndarray  # telemetry chunk: sample times, ps
+    tel_port: np.ndarray  # [row, selected port, TP_*]
+    tel_flow: np.ndarray  # [row, selected flow, TF_*]
+    sel_ports: np.ndarray
+    sel_flows: np.ndarray
 
     def arrays(self) -> tuple:
-        return (
-            self.g,
-            self.heap,
-            self.pk,
-            self.pt,
-            self.ptf,
-            self.nd,
-            self.fl,
-            self.ff,
-            self.port_qps,
-            self.path_ports,
-            self.ci,
-            self.cf,
-            self.rng,
-            self.pfc_log,
-        )
+        """The kernels' array arguments, in field order."""
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+    def attach_telemetry(self, ports: np.ndarray, flows: np.ndarray, interval_ps: int, chunk_rows: int) -> None:
+        """Sample ``ports`` and ``flows`` every ``interval_ps`` from t=0 into chunks of ``chunk_rows`` rows."""
+        self.sel_ports = np.ascontiguousarray(ports, dtype=np.int64)
+        self.sel_flows = np.ascontiguousarray(flows, dtype=np.int64)
+        self.tel_time = np.zeros(chunk_rows, dtype=np.int64)
+        self.tel_port = np.zeros((chunk_rows, len(ports), L.TP_N), dtype=np.int64)
+        self.tel_flow = np.zeros((chunk_rows, len(flows), L.TF_N), dtype=np.float64)
+        self.ci[L.CI_SAMPLE_INTERVAL] = interval_ps
+        push(self.g, self.heap, 0, L.EV_SAMPLE, 0, 0)
+
+    def take_chunk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Copies of the filled telemetry rows; the chunk buffer is then reused."""
+        n = int(self.g[L.G_TEL_ROW])
+        self.g[L.G_TEL_ROW] = 0
+        return self.tel_time[:n].copy(), self.tel_port[:n].copy(), self.tel_flow[:n].copy()
 
     @property
     def now_ps(self) -> int:
@@ -258,4 +266,9 @@ def build_state(
         cf=_float_config(cfg),
         rng=new_state(cfg.seed),
         pfc_log=np.zeros((INITIAL_PFC_ROWS, L.PFC_LOG_N), dtype=np.int64),
+        tel_time=np.zeros(1, dtype=np.int64),
+        tel_port=np.zeros((1, 0, L.TP_N), dtype=np.int64),
+        tel_flow=np.zeros((1, 0, L.TF_N), dtype=np.float64),
+        sel_ports=np.zeros(0, dtype=np.int64),
+        sel_flows=np.zeros(0, dtype=np.int64),
     )

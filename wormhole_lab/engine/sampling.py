@@ -1,0 +1,72 @@
+"""Telemetry sampling inside the kernel: one row of the current chunk per sampling instant."""
+
+from wormhole_lab.engine.heap import push
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CI_SAMPLE_INTERVAL,
+    CI_VAR_WIN,
+    EV_SAMPLE,
+    FF_ALPHA,
+    FF_U,
+    FL_LAST_RTT,
+    FL_MAX_RATE,
+    FL_RATE,
+    FL_SND_NXT,
+    FL_SND_UNA,
+    FL_STATE,
+    FL_TARGET,
+    FL_WIN,
+    FS_ACTIVE,
+    G_DONE_COUNT,
+    G_FINAL_SAMPLED,
+    G_TEL_ROW,
+    PT_DATA_BYTES,
+    PT_ECN_MARKS,
+    PT_PAUSED,
+    PT_TX_BYTES,
+    TF_ACKED,
+    TF_ACTIVE,
+    TF_ALPHA,
+    TF_INFLIGHT,
+    TF_RATE,
+    TF_RTT,
+    TF_TARGET,
+    TF_U,
+    TF_WINDOW,
+    TP_ECN_MARKS,
+    TP_PAUSED,
+    TP_QUEUE,
+    TP_TX_BYTES,
+)
+
+
+@kernel
+def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, now):
+    """Record the selected ports and flows, then schedule the next sample (or stop after the last flow)."""
+    row = g[G_TEL_ROW]
+    tel_time[row] = now
+    for i in range(sel_ports.shape[0]):
+        p = sel_ports[i]
+        tel_port[row, i, TP_TX_BYTES] = pt[p, PT_TX_BYTES]
+        tel_port[row, i, TP_QUEUE] = pt[p, PT_DATA_BYTES]
+        tel_port[row, i, TP_PAUSED] = pt[p, PT_PAUSED]
+        tel_port[row, i, TP_ECN_MARKS] = pt[p, PT_ECN_MARKS]
+    for j in range(sel_flows.shape[0]):
+        f = sel_flows[j]
+        window = fl[f, FL_WIN]
+        if ci[CI_VAR_WIN] and window > 0 and fl[f, FL_MAX_RATE] > 0:  # max rate is 0 until the flow starts
+            window = max(1, window * fl[f, FL_RATE] // fl[f, FL_MAX_RATE])
+        tel_flow[row, j, TF_ACTIVE] = fl[f, FL_STATE] == FS_ACTIVE
+        tel_flow[row, j, TF_RATE] = fl[f, FL_RATE]
+        tel_flow[row, j, TF_WINDOW] = window
+        tel_flow[row, j, TF_ACKED] = fl[f, FL_SND_UNA]
+        tel_flow[row, j, TF_INFLIGHT] = fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
+        tel_flow[row, j, TF_ALPHA] = ff[f, FF_ALPHA]
+        tel_flow[row, j, TF_TARGET] = fl[f, FL_TARGET]
+        tel_flow[row, j, TF_U] = ff[f, FF_U]
+        tel_flow[row, j, TF_RTT] = fl[f, FL_LAST_RTT]
+    g[G_TEL_ROW] = row + 1
+    if g[G_DONE_COUNT] == fl.shape[0]:
+        g[G_FINAL_SAMPLED] = 1
+    else:
+        push(g, heap, now + ci[CI_SAMPLE_INTERVAL], EV_SAMPLE, 0, 0)
