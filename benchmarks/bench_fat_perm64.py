@@ -72,7 +72,8 @@ def main() -> None:
     print(f"compile             cold {cold:.1f} s, warm (cache hit) {warm:.2f} s  (cold/warm {cold / warm:.0f}x)")
     print(f"FCT                 mean {fct_us.mean():.1f} us, max {fct_us.max():.1f} us")
     print(
-        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = {REFERENCE_NS3_SECONDS / wall:.1f}x faster "
+        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = "
+        f"{REFERENCE_NS3_SECONDS / wall:.1f}x faster "
         "(reference time from issue 2, not re-measured here)"
     )
 
