@@ -5,6 +5,7 @@ import xarray as xr
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.errors import InputError
+from wormhole_lab.telemetry import FLOW_ID_ATTRS
 from wormhole_lab.topology.routing import host_ip
 
 FLOW_VARIABLES = {
@@ -66,7 +67,8 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
         "pfc_ifindex": ("pfc_event", log[:, 2], {"units": "", "long_name": "interface index (ns-3 numbering)"}),
         "pfc_pause": ("pfc_event", log[:, 3].astype(np.int8), {"units": "1", "long_name": "1 pause, 0 resume"}),
     }
-    return xr.Dataset(data_vars | pfc_vars, coords={"flow": np.arange(len(flows))}, attrs=attrs)
+    coords = {"flow": ("flow", np.arange(len(flows)), FLOW_ID_ATTRS)}
+    return xr.Dataset(data_vars | pfc_vars, coords=coords, attrs=attrs)
 
 
 def fct_lines(ds: xr.Dataset) -> list[str]:

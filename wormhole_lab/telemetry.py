@@ -20,6 +20,9 @@ DEFAULT_INTERVAL_PS = 1_000_000  # 1 us of simulated time
 FORMATS = ("netcdf", "zarr")
 
 
+FLOW_ID_ATTRS = {"long_name": "flow id (row of the flow table)"}
+
+
 class TelemetryCapWarning(UserWarning):
     """The default selection was cut to the size cap; choose ports or flows explicitly to record others."""
 
@@ -147,7 +150,7 @@ class ChunkBuilder:
             "port_node": ("port", node[ports], {"long_name": "node that owns the port"}),
             "port_peer": ("port", peer[ports], {"long_name": "node at the far end of the link"}),
             "port_rate": ("port", rate[ports], {"units": "bit/s", "long_name": "link speed"}),
-            "flow": ("flow", flow_ids, {"long_name": "flow id (row of the flow table)"}),
+            "flow": ("flow", flow_ids, FLOW_ID_ATTRS),
             "flow_src": ("flow", flows.src[flow_ids], {"long_name": "source host"}),
             "flow_dst": ("flow", flows.dst[flow_ids], {"long_name": "destination host"}),
             "flow_size": ("flow", flows.size[flow_ids], {"units": "byte", "long_name": "flow size"}),
@@ -278,4 +281,5 @@ def open_store(path) -> xr.Dataset:
     kwargs = {"consolidated": False} if engine == "zarr" else {}
     series = xr.open_dataset(path, engine=engine, **kwargs)
     flows = xr.open_dataset(path, group="flows", engine=engine, **kwargs)
-    return xr.merge([flows, series], join="outer", combine_attrs="override")
+    merged = xr.merge([flows, series], join="outer", combine_attrs="override")
+    return merged.assign_attrs({**flows.attrs, **series.attrs})
