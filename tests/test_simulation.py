@@ -164,3 +164,14 @@ def test_buffer_smaller_than_headroom_is_rejected(incast):
 def test_unknown_mode_is_rejected(incast):
     with pytest.raises(InputError, match="mode"):
         Simulation(incast(2, 1000), mode="fast")
+
+
+def test_each_congestion_control_gives_a_different_result(incast):
+    flows = make_flows([1, 2, 3, 4], [0] * 4, [300_000] * 4, 0)
+    fcts = [
+        Simulation(Scenario(star(5), flows, preset(name))).run()["fct"].values
+        for name in ("dcqcn", "hp", "timely", "dctcp")
+    ]
+    for a in range(len(fcts)):
+        for b in range(a + 1, len(fcts)):
+            assert not np.array_equal(fcts[a], fcts[b])
