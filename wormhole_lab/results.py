@@ -14,7 +14,7 @@ FLOW_VARIABLES = {
     "sport": ("", "UDP source port (10000 + k for the k-th flow of a host pair)"),
     "dport": ("", "UDP destination port"),
     "size": ("byte", "flow size"),
-    "start": ("ps", "flow start time"),
+    "start": ("ps", "time the flow started (after its dependencies and compute gap); -1 if it never started"),
     "fct": ("ps", "flow completion time: start to the ACK of the last byte at the sender; -1 if unfinished"),
     "standalone_fct": ("ps", "reference formula: base RTT + (size + packets x 48 B) x 8 / bottleneck rate"),
     "slowdown": ("1", "fct / standalone_fct (NaN if unfinished); can be slightly below 1, as in the reference"),
@@ -24,6 +24,7 @@ FLOW_VARIABLES = {
     "retransmitted": ("byte", "bytes sent again after a NACK or a timeout"),
     "timeouts": ("1", "go-back-N timeouts"),
     "cnps": ("1", "ACKs that carried an ECN echo (CNP)"),
+    "phase": ("", "what the flow is for in a training job (dp, pp, ep, tp), empty otherwise"),
 }
 
 
@@ -31,7 +32,7 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
     """One row per flow, every variable with ``units`` and ``long_name``."""
     fl = state.fl
     done = fl[:, L.FL_STATE] == L.FS_DONE
-    fct = np.where(done, fl[:, L.FL_FINISH] - fl[:, L.FL_START], -1)
+    fct = np.where(done, fl[:, L.FL_FINISH] - fl[:, L.FL_STARTED_AT], -1)
     slowdown = np.where(done, fct / standalone_ps, np.nan)
     values = {
         "src": flows.src,
@@ -39,7 +40,7 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
         "sport": flows.sport,
         "dport": flows.dport,
         "size": flows.size,
-        "start": flows.start_ps,
+        "start": fl[:, L.FL_STARTED_AT],
         "fct": fct,
         "standalone_fct": standalone_ps,
         "slowdown": slowdown,
@@ -49,6 +50,7 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
         "retransmitted": fl[:, L.FL_RETX_BYTES],
         "timeouts": fl[:, L.FL_TIMEOUTS],
         "cnps": fl[:, L.FL_CNPS],
+        "phase": flows.phase.astype(str),
     }
     data_vars = {
         name: ("flow", np.asarray(values[name]), {"units": unit, "long_name": text})
@@ -112,3 +114,33 @@ def check_writable(path, field: str) -> None:
 def write_lines(path, lines: list[str]) -> None:
     with open(path, "w") as out:
         out.writelines(line + "\n" for line in lines)
+
+
+def busy_time_ps(starts: np.ndarray, ends: np.ndarray) -> int:
+    """Length of the union of [start, end) intervals: how long at least one of the flows was on the wire."""
+    if not len(starts):
+        return 0
+    order = np.argsort(starts)
+    total, cur_start, cur_end = 0, int(starts[order[0]]), int(ends[order[0]])
+    for i in order[1:]:
+        s, e = int(starts[i]), int(ends[i])
+        if s > cur_end:
+            total += cur_end - cur_start
+            cur_start, cur_end = s, e
+        else:
+            cur_end = max(cur_end, e)
+    return total + cur_end - cur_start
+
+
+def iteration_summary(ds: xr.Dataset, tail_ps: int = 0) -> dict:
+    """Iteration time (first start to last completion, plus trailing compute) and, per phase, the time its
+    communication was in progress; all in ps. Only meaningful when every flow completed."""
+    done = ds["completed"].values == 1
+    start, end = ds["start"].values[done], ds["start"].values[done] + ds["fct"].values[done]
+    summary = {"iteration_time_ps": int(end.max() - start.min() + tail_ps) if done.any() else -1}
+    phases = ds["phase"].values[done]
+    for phase in sorted(set(phases.tolist()) - {""}):
+        mask = phases == phase
+        summary[f"{phase}_comm_time_ps"] = busy_time_ps(start[mask], end[mask])
+        summary[f"{phase}_bytes"] = int(ds["size"].values[done][mask].sum())
+    return summary

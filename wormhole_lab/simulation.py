@@ -14,7 +14,7 @@ from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
-from wormhole_lab.results import flows_dataset
+from wormhole_lab.results import flows_dataset, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.routing import Routes
@@ -125,6 +125,7 @@ class Simulation:
                     break
             attrs = self._attrs(prepared, stop, wall)
             self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
+            self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
             finished = True
         finally:
             if writer is not None:

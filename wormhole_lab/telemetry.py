@@ -269,7 +269,11 @@ class StoreWriter:
         if complete:
             mode = "a" if self.path.exists() else "w"
             if self.fmt == "zarr":
-                flows.to_zarr(self.path, group="flows", mode=mode, consolidated=False)
+                # zarr v3 specifies variable-length strings only; fixed-width ones warn as unstable
+                strings = {
+                    name: flows[name].astype(object) for name in flows.data_vars if flows[name].dtype.kind == "U"
+                }
+                flows.assign(strings).to_zarr(self.path, group="flows", mode=mode, consolidated=False)
             else:
                 flows.to_netcdf(self.path, group="flows", mode=mode, engine="h5netcdf")
 

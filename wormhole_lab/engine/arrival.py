@@ -127,7 +127,7 @@ def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k
 
 
 @kernel
-def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, k, now):
+def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, child_offset, children, k, now):
     f = pk[k, PK_FLOW]
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
@@ -135,7 +135,7 @@ def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf,
     nic_port = fl[f, FL_NIC_PORT]
     if qp.acknowledge(fl, f, pk[k, PK_SEQ], now):
         free(g, pk, k)
-        qp.complete_order(g, fl, f)
+        qp.complete(g, heap, fl, child_offset, children, f, now)
         # the reference still triggers the NIC after completing a QP (RdmaHw::ReceiveAck)
         dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
         return
@@ -149,7 +149,9 @@ def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf,
 
 
 @kernel
-def handle(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, k, now):
+def handle(
+    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, child_offset, children, k, now
+):
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
     if kind == KIND_PFC:
@@ -159,4 +161,6 @@ def handle(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, 
     elif kind == KIND_DATA:
         _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
     else:
-        _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, k, now)
+        _receive_ack(
+            g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, child_offset, children, k, now
+        )

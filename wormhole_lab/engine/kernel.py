@@ -70,6 +70,8 @@ def run_until(
     tel_flow,
     sel_ports,
     sel_flows,
+    child_offset,
+    children,
     t_stop,
 ):
     """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return."""
@@ -99,7 +101,26 @@ def run_until(
         kind = ev[H_KIND]
         a = ev[H_A]
         if kind == EV_ARRIVE:
-            arrival.handle(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, a, now)
+            arrival.handle(
+                g,
+                heap,
+                pk,
+                pt,
+                ptf,
+                nd,
+                fl,
+                ff,
+                port_qps,
+                path_ports,
+                ci,
+                cf,
+                rng,
+                pfc_log,
+                child_offset,
+                children,
+                a,
+                now,
+            )
         elif kind == EV_TX_DONE:
             pt[a, PT_BUSY] = 0
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)

@@ -5,19 +5,25 @@ from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_RTO,
+    EV_FLOW_START,
     EV_RTO,
+    FL_DEPS_LEFT,
     FL_DONE_ORDER,
     FL_FINISH,
+    FL_GAP,
     FL_LAST_PROGRESS,
     FL_MAX_RATE,
     FL_NEXT_AVAIL,
     FL_PATH_BEGIN,
     FL_RATE,
+    FL_READY_AT,
     FL_RETX_BYTES,
     FL_RP_GEN,
     FL_SIZE,
     FL_SND_NXT,
     FL_SND_UNA,
+    FL_START,
+    FL_STARTED_AT,
     FL_STATE,
     FL_TIMEOUTS,
     FL_TIMER_GEN,
@@ -35,6 +41,7 @@ def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, f, now):
     """The QP joins its NIC's round robin at line rate; returns the NIC port to kick."""
     port = path_ports[fl[f, FL_PATH_BEGIN]]
     fl[f, FL_STATE] = FS_ACTIVE
+    fl[f, FL_STARTED_AT] = now
     fl[f, FL_RATE] = pt[port, PT_RATE]
     fl[f, FL_MAX_RATE] = pt[port, PT_RATE]
     fl[f, FL_NEXT_AVAIL] = now
@@ -63,9 +70,16 @@ def acknowledge(fl, f, seq, now):
 
 
 @kernel
-def complete_order(g, fl, f):
+def complete(g, heap, fl, child_offset, children, f, now):
+    """Record the completion order and start the flows that were waiting only for this one (after their gap)."""
     fl[f, FL_DONE_ORDER] = g[G_DONE_COUNT]
     g[G_DONE_COUNT] += 1
+    for i in range(child_offset[f], child_offset[f + 1]):
+        c = children[i]
+        fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])
+        fl[c, FL_DEPS_LEFT] -= 1
+        if fl[c, FL_DEPS_LEFT] == 0:
+            push(g, heap, max(fl[c, FL_READY_AT], fl[c, FL_START]), EV_FLOW_START, c, 0)
 
 
 @kernel

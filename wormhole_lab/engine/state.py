@@ -57,6 +57,8 @@ class EngineState:
     tel_flow: np.ndarray  # [row, selected flow, TF_*]
     sel_ports: np.ndarray
     sel_flows: np.ndarray
+    child_offset: np.ndarray  # flows that wait for flow f: children[child_offset[f]:child_offset[f + 1]]
+    children: np.ndarray
 
     def arrays(self) -> tuple:
         """The kernels' array arguments, in field order."""
@@ -229,6 +231,7 @@ def build_state(
     fl[:, L.FL_BASE_RTT] = base_rtt_ns
     fl[:, L.FL_DONE_ORDER] = -1
     fl[:, L.FL_FINISH] = -1
+    fl[:, L.FL_STARTED_AT] = -1
     path_ports = np.concatenate([paths.data_ports, paths.ack_ports]).astype(np.int64)
 
     nic_port = path_ports[fl[:, L.FL_PATH_BEGIN]]
@@ -236,17 +239,28 @@ def build_state(
     per_port = np.bincount(nic_port, minlength=n_ports)
     pt[:, L.PT_QP_BEGIN] = np.concatenate([[0], np.cumsum(per_port)[:-1]])
 
-    # a sorted array is a valid heap: flow starts in (time, file order), as the reference schedules them
-    order = np.lexsort((np.arange(n_flows), flows.start_ps))
-    heap = np.zeros((n_flows + INITIAL_SPARE_EVENTS, L.H_N), dtype=np.int64)
-    heap[:n_flows, L.H_TIME] = flows.start_ps[order]
-    heap[:n_flows, L.H_SEQ] = np.arange(n_flows)
-    heap[:n_flows, L.H_KIND] = L.EV_FLOW_START
-    heap[:n_flows, L.H_A] = order
+    n_deps = np.diff(flows.dep_offset)
+    fl[:, L.FL_DEPS_LEFT] = n_deps
+    fl[:, L.FL_GAP] = flows.gap_ps
+    owner = np.repeat(np.arange(n_flows), n_deps)
+    by_parent = np.argsort(flows.dep_ids, kind="stable")
+    children = owner[by_parent].astype(np.int64)
+    child_offset = np.concatenate([[0], np.cumsum(np.bincount(flows.dep_ids, minlength=n_flows))]).astype(np.int64)
+
+    # flows without dependencies start at their start time, in (time, file order) as the reference schedules
+    # them; a sorted array is a valid heap
+    free_flows = np.flatnonzero(n_deps == 0)
+    order = free_flows[np.lexsort((free_flows, flows.start_ps[free_flows]))]
+    n_ready = len(order)
+    heap = np.zeros((n_ready + INITIAL_SPARE_EVENTS, L.H_N), dtype=np.int64)
+    heap[:n_ready, L.H_TIME] = flows.start_ps[order]
+    heap[:n_ready, L.H_SEQ] = np.arange(n_ready)
+    heap[:n_ready, L.H_KIND] = L.EV_FLOW_START
+    heap[:n_ready, L.H_A] = order
 
     g = np.zeros(L.G_N, dtype=np.int64)
-    g[L.G_HEAP_SIZE] = n_flows
-    g[L.G_SEQ] = n_flows
+    g[L.G_HEAP_SIZE] = n_ready
+    g[L.G_SEQ] = n_ready
     g[L.G_FREE_HEAD] = -1
     pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
     _link_free(pk, 0, pk.shape[0], g)
@@ -271,4 +285,6 @@ def build_state(
         tel_flow=np.zeros((1, 0, L.TF_N), dtype=np.float64),
         sel_ports=np.zeros(0, dtype=np.int64),
         sel_flows=np.zeros(0, dtype=np.int64),
+        child_offset=child_offset,
+        children=children,
     )

@@ -1,5 +1,6 @@
 """Checks of a FlowTable against the topology it will run on (what a flow file alone cannot tell)."""
 
+import networkx as nx
 import numpy as np
 
 from wormhole_lab.errors import InputError
@@ -62,6 +63,40 @@ def check_flows(flows: FlowTable, topo: Topology, where: str = "flows") -> None:
     if first is not None:
         i, problem, fix = first
         raise InputError(f"{where}[{i}]", f"flow {i} ({src[i]} -> {dst[i]}): {problem(i)}", fix)
+    check_dependencies(flows, where)
+
+
+def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
+    """Dependency ids in range, no flow waiting for itself, no cycle, gaps not negative."""
+    n = len(flows)
+    offset, ids = np.asarray(flows.dep_offset), np.asarray(flows.dep_ids)
+    if offset.shape != (n + 1,) or offset[0] != 0 or offset[-1] != len(ids) or np.any(np.diff(offset) < 0):
+        raise InputError(f"{where}.dep_offset", "is not a valid index into dep_ids", "build the table with FlowBuilder")
+    if np.asarray(flows.gap_ps).shape != (n,) or np.any(flows.gap_ps < 0):
+        i = int(np.argmax(flows.gap_ps < 0))
+        raise InputError(f"{where}[{i}].gap_ps", f"compute gap {int(flows.gap_ps[i])} ps is negative", "use 0 or more")
+    if not len(ids):
+        return
+    owner = np.repeat(np.arange(n), np.diff(offset))
+    bad = (ids < 0) | (ids >= n) | (ids == owner)
+    if bad.any():
+        j = int(np.argmax(bad))
+        reason = "itself" if ids[j] == owner[j] else f"flow {int(ids[j])}, which does not exist"
+        raise InputError(
+            f"{where}[{int(owner[j])}].deps",
+            f"flow {int(owner[j])} waits for {reason}",
+            f"list ids of other flows, 0..{n - 1}",
+        )
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(zip(ids.tolist(), owner.tolist(), strict=True))
+    if not nx.is_directed_acyclic_graph(graph):
+        cycle = [u for u, _ in nx.find_cycle(graph)]
+        raise InputError(
+            f"{where}[{cycle[0]}].deps",
+            f"dependency cycle: flows {' -> '.join(map(str, cycle))} -> {cycle[0]} would never start",
+            "remove one dependency of the cycle",
+        )
 
 
 def _some(ids: np.ndarray, k: int = 8) -> str:

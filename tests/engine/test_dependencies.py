@@ -1,0 +1,68 @@
+"""Flows that wait for others: a flow starts when its dependencies completed plus its compute gap."""
+
+import numpy as np
+import pytest
+
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.errors import InputError
+from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.topology.builders import star
+from wormhole_lab.workload.flows import make_flows
+
+GAP = 5_000_000  # 5 us of compute
+
+
+def run(flows):
+    return Simulation(Scenario(star(4), flows, preset("dcqcn"))).run()
+
+
+def test_chain_starts_after_completion_plus_gap():
+    flows = make_flows([0, 1, 2], [1, 2, 3], [50_000, 50_000, 50_000], 0, deps=[(), (0,), (1,)], gap_ps=[0, GAP, 0])
+    ds = run(flows)
+    end = ds["start"].values + ds["fct"].values
+    assert ds["start"].values[1] == end[0] + GAP
+    assert ds["start"].values[2] == end[1]
+    assert ds.attrs["iteration_time_ps"] == end[2]
+
+
+def test_join_waits_for_the_last_dependency_and_never_starts_early():
+    sizes = [10_000, 400_000, 10_000]
+    flows = make_flows([0, 1, 2], [3, 3, 0], sizes, 0, deps=[(), (), (0, 1)], gap_ps=[0, 0, GAP])
+    ds = run(flows)
+    end = ds["start"].values + ds["fct"].values
+    assert ds["start"].values[2] == max(end[0], end[1]) + GAP
+    for child, parents in [(2, [0, 1])]:
+        assert all(ds["start"].values[child] >= end[p] for p in parents)
+
+
+def test_iteration_summary_counts_each_phase_and_the_trailing_compute():
+    flows = make_flows([0, 1], [1, 2], [50_000, 50_000], 0, deps=[(), (0,)], phase=["pp", "dp"], tail_ps=GAP)
+    ds = run(flows)
+    end = ds["start"].values + ds["fct"].values
+    assert ds.attrs["iteration_time_ps"] == end[1] + GAP
+    assert ds.attrs["pp_comm_time_ps"] == ds["fct"].values[0]
+    assert ds.attrs["dp_bytes"] == 50_000
+    assert list(ds["phase"].values) == ["pp", "dp"]
+
+
+@pytest.mark.parametrize(
+    "deps, match",
+    [([(), (5,), ()], "does not exist"), ([(), (1,), ()], "itself"), ([(2,), (0,), (1,)], "cycle")],
+)
+def test_bad_dependencies_are_clear_errors(deps, match):
+    flows = make_flows([0, 1, 2], [1, 2, 3], [1000] * 3, 0, deps=deps)
+    with pytest.raises(InputError, match=match):
+        run(flows)
+
+
+def test_negative_gap_is_rejected():
+    flows = make_flows([0, 1], [1, 2], [1000] * 2, 0, deps=[(), (0,)], gap_ps=[0, -1])
+    with pytest.raises(InputError, match="negative"):
+        run(flows)
+
+
+def test_deterministic_with_dependencies():
+    flows = make_flows([0, 1, 2, 3], [1, 2, 3, 0], [80_000] * 4, 0, deps=[(), (0,), (0,), (1, 2)], gap_ps=GAP)
+    a, b = run(flows), run(flows)
+    np.testing.assert_array_equal(a["fct"].values, b["fct"].values)
+    np.testing.assert_array_equal(a["start"].values, b["start"].values)
