@@ -127,7 +127,9 @@ def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k
 
 
 @kernel
-def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, child_offset, children, k, now):
+def _receive_ack(
+    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
+):
     f = pk[k, PK_FLOW]
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
@@ -135,7 +137,7 @@ def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf,
     nic_port = fl[f, FL_NIC_PORT]
     if qp.acknowledge(fl, f, pk[k, PK_SEQ], now):
         free(g, pk, k)
-        qp.complete(g, heap, fl, child_offset, children, f, now)
+        qp.complete(g, heap, fl, active, child_offset, children, f, now)
         # the reference still triggers the NIC after completing a QP (RdmaHw::ReceiveAck)
         dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
         return
@@ -150,7 +152,7 @@ def _receive_ack(g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf,
 
 @kernel
 def handle(
-    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, child_offset, children, k, now
+    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset, children, k, now
 ):
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
@@ -162,5 +164,5 @@ def handle(
         _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
     else:
         _receive_ack(
-            g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, child_offset, children, k, now
+            g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
         )

@@ -8,12 +8,14 @@ from wormhole_lab.engine.heap import pop_into, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_SAMPLE_INTERVAL,
+    CI_STEADY_INTERVAL,
     EV_ARRIVE,
     EV_DCQCN_INCREASE,
     EV_FLOW_START,
     EV_NIC_WAKE,
     EV_RTO,
     EV_SAMPLE,
+    EV_STEADY_SAMPLE,
     EV_TX_DONE,
     FL_PATH_BEGIN,
     FL_RP_GEN,
@@ -23,6 +25,7 @@ from wormhole_lab.engine.layout import (
     G_DONE_COUNT,
     G_EVENTS,
     G_FINAL_SAMPLED,
+    G_FLOW_EVENT,
     G_FREE_COUNT,
     G_HEAP_SIZE,
     G_NOW,
@@ -39,11 +42,14 @@ from wormhole_lab.engine.layout import (
     PT_WAKE_GEN,
     STOP_ALL_DONE,
     STOP_CHUNK,
+    STOP_FLOW_EVENT,
     STOP_GROW,
     STOP_IDLE,
+    STOP_STEADY,
     STOP_TIME,
 )
 from wormhole_lab.engine.port import dequeue_and_transmit
+from wormhole_lab.engine.rate_window import steady_sample
 from wormhole_lab.engine.sampling import sample
 
 FLOW_START_HOPS = 2
@@ -51,34 +57,20 @@ FLOW_START_HOPS = 2
 
 @kernel
 def run_until(
-    g,
-    heap,
-    pk,
-    pt,
-    ptf,
-    nd,
-    fl,
-    ff,
-    port_qps,
-    path_ports,
-    ci,
-    cf,
-    rng,
-    pfc_log,
-    tel_time,
-    tel_port,
-    tel_flow,
-    sel_ports,
-    sel_flows,
-    child_offset,
-    children,
-    t_stop,
-):
-    """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return."""
+    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, tel_time, tel_port, tel_flow,
+    sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, una_ring, t_stop,
+):  # fmt: skip
+    """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return.
+
+    With partitions on (CI_STEADY_INTERVAL > 0) it also returns after every flow start or completion and
+    when a partition turns steady, so that the layer above can re-partition and fast-forward."""
     ev = np.empty(H_N, dtype=np.int64)
     n_flows = fl.shape[0]
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
+    partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
+        if partitioned and g[G_FLOW_EVENT] >= 0:
+            return STOP_FLOW_EVENT
         if g[G_DONE_COUNT] == n_flows and (not sampling or g[G_FINAL_SAMPLED]):
             return STOP_ALL_DONE
         if sampling and g[G_TEL_ROW] == tel_time.shape[0]:
@@ -102,25 +94,9 @@ def run_until(
         a = ev[H_A]
         if kind == EV_ARRIVE:
             arrival.handle(
-                g,
-                heap,
-                pk,
-                pt,
-                ptf,
-                nd,
-                fl,
-                ff,
-                port_qps,
-                path_ports,
-                ci,
-                cf,
-                rng,
-                pfc_log,
-                child_offset,
-                children,
-                a,
-                now,
-            )
+                g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
+                children, a, now,
+            )  # fmt: skip
         elif kind == EV_TX_DONE:
             pt[a, PT_BUSY] = 0
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
@@ -135,10 +111,14 @@ def run_until(
                 # StartApplication), so a flow joins after the other events of its nanosecond
                 push(g, heap, now, EV_FLOW_START, a, ev[H_B] + 1)
                 continue
-            port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, a, now)
+            port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, active, a, now)
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+            g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
-            sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, now)
+            sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
+        elif kind == EV_STEADY_SAMPLE:
+            if steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, now):
+                return STOP_STEADY
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow
         elif kind == EV_RTO:

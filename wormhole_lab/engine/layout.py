@@ -19,7 +19,9 @@ G_ECN_MARKS = 9
 G_PKTS_IN_USE = 10
 G_TEL_ROW = 11  # rows filled in the current telemetry chunk
 G_FINAL_SAMPLED = 12  # the sample after the last completion was taken
-G_N = 13
+G_FLOW_EVENT = 13  # partitioned runs: the flow that just started or completed, -1 when none
+G_N_ACTIVE = 14  # flows in the active list
+G_N = 15
 
 # --- event heap: heap[int64], one row per pending event ---
 H_TIME = 0
@@ -38,6 +40,7 @@ EV_DCQCN_DECREASE = 5
 EV_DCQCN_INCREASE = 6
 EV_RTO = 7  # a = flow, b = generation: go-back-N timeout check
 EV_SAMPLE = 8  # telemetry: record the selected ports and flows
+EV_STEADY_SAMPLE = 9  # partitioned runs: sample every active flow's rate for the steady-state test
 
 # --- packet pool: pk[int64], one row per packet slot ---
 PK_FLOW = 0
@@ -106,7 +109,9 @@ PT_IFINDEX = 24
 PT_ECN_MARKS = 25
 PT_PAUSE_FRAMES = 26  # PFC pause frames received
 PT_WAKE_GEN = 27  # generation of the pending EV_NIC_WAKE (an HPCC rate change may move it earlier)
-PT_N = 28
+PT_PART = 28  # partition (group) id of the flows using this port; -1 when none
+PT_SKIPPED_BYTES = 29  # bytes this port would have sent during fast-forwarded windows
+PT_N = 30
 
 PTF_PMAX = 0
 PTF_N = 1
@@ -166,7 +171,13 @@ FL_DEPS_LEFT = 42  # dependencies not yet completed; the flow starts when this r
 FL_GAP = 43  # compute time between the last dependency completing and the start, ps
 FL_READY_AT = 44  # latest dependency completion + gap so far
 FL_STARTED_AT = 45  # when the QP actually started (after its dependencies); -1 before
-FL_HOP_BASE = 46  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FL_PART = 46  # partition (group) id given by the layer above; -1 when none
+FL_RING_N = 47  # rate samples held in the flow's steady-test ring
+FL_RING_POS = 48
+FL_STEADY = 49  # 1 when the last l rate samples vary by less than theta
+FL_ACTIVE_POS = 50  # index in the active list
+FL_SKIPPED_BYTES = 51  # bytes credited by fast-forwarding rather than sent packet by packet
+FL_HOP_BASE = 52  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
 FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
 FL_N = FL_HOP_STAGE + INT_MAX_HOPS
@@ -175,7 +186,8 @@ FF_ALPHA = 0  # DCQCN or DCTCP alpha
 FF_U = 1  # HPCC normalised utilisation (EWMA)
 FF_RTT_DIFF = 2  # TIMELY, ps
 FF_HOP_U = 3  # MULTI_RATE: utilisation per hop
-FF_N = FF_HOP_U + INT_MAX_HOPS
+FF_GOODPUT = FF_HOP_U + INT_MAX_HOPS  # bytes acknowledged per ps over the steady-test window
+FF_N = FF_GOODPUT + 1
 
 FS_PENDING = 0
 FS_ACTIVE = 1
@@ -216,14 +228,17 @@ CI_T_LOW = 30  # TIMELY thresholds, ps
 CI_T_HIGH = 31
 CI_MIN_RTT = 32
 CI_SAMPLE_INTERVAL = 33  # telemetry interval, ps (0: off)
-CI_N = 34
+CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mode)
+CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
+CI_N = 36
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1
 CF_U_TARGET = 2
 CF_TIMELY_ALPHA = 3
 CF_TIMELY_BETA = 4
-CF_N = 5
+CF_THETA = 5  # steady-state threshold on (max - min) / mean of the rate window
+CF_N = 6
 
 CC_DCQCN = 1  # the reference's CC_MODE numbers
 CC_HPCC = 3
@@ -236,6 +251,16 @@ STOP_ALL_DONE = 1  # every flow completed
 STOP_GROW = 2  # packet pool, heap or PFC log needs more room: grow and call again
 STOP_IDLE = 3  # no event left although flows are unfinished
 STOP_CHUNK = 4  # the telemetry chunk is full: hand it to Python and call again
+STOP_FLOW_EVENT = 5  # partitioned runs: a flow started or completed (g[G_FLOW_EVENT]); update the partitions
+STOP_STEADY = 6  # partitioned runs: some partition has every flow steady (parts[:, PA_CANDIDATE])
+
+# --- partitions: parts[int64], one row per partition id (ids are < number of flows) ---
+PA_FLOWS = 0  # active flows in the partition, counted at the last steady sample
+PA_UNSTEADY = 1
+PA_SKIP_END = 2  # > 0 while the partition is fast-forwarded: its events resume at this time
+PA_CANDIDATE = 3  # every flow steady at the last sample and not skipping
+PA_RETRY_AT = 4  # no new skip before this time (the last attempt found too little to skip)
+PA_N = 5
 
 # --- telemetry chunk columns: per port tel_port[row, i, TP_*], per flow tel_flow[row, j, TF_*] ---
 TP_TX_BYTES = 0  # cumulative bytes sent
@@ -252,7 +277,8 @@ TF_ALPHA = 5  # DCQCN / DCTCP alpha
 TF_TARGET = 6  # DCQCN target rate, bit/s
 TF_U = 7  # HPCC utilisation
 TF_RTT = 8  # TIMELY: last RTT sample, ps
-TF_N = 9
+TF_SKIPPING = 9  # 1 while the flow's partition is fast-forwarded
+TF_N = 10
 
 # PFC log rows: time_ps, node, ifindex, type (1 pause, 0 resume)
 PFC_LOG_N = 4

@@ -7,6 +7,7 @@ from wormhole_lab.engine.layout import (
     CI_RTO,
     EV_FLOW_START,
     EV_RTO,
+    FL_ACTIVE_POS,
     FL_DEPS_LEFT,
     FL_DONE_ORDER,
     FL_FINISH,
@@ -30,6 +31,8 @@ from wormhole_lab.engine.layout import (
     FS_ACTIVE,
     FS_DONE,
     G_DONE_COUNT,
+    G_FLOW_EVENT,
+    G_N_ACTIVE,
     PT_QP_BEGIN,
     PT_QP_COUNT,
     PT_RATE,
@@ -37,9 +40,12 @@ from wormhole_lab.engine.layout import (
 
 
 @kernel
-def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, f, now):
-    """The QP joins its NIC's round robin at line rate; returns the NIC port to kick."""
+def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, active, f, now):
+    """The QP joins its NIC's round robin at line rate and the active list; returns the NIC port to kick."""
     port = path_ports[fl[f, FL_PATH_BEGIN]]
+    fl[f, FL_ACTIVE_POS] = g[G_N_ACTIVE]
+    active[g[G_N_ACTIVE]] = f
+    g[G_N_ACTIVE] += 1
     fl[f, FL_STATE] = FS_ACTIVE
     fl[f, FL_STARTED_AT] = now
     fl[f, FL_RATE] = pt[port, PT_RATE]
@@ -70,10 +76,16 @@ def acknowledge(fl, f, seq, now):
 
 
 @kernel
-def complete(g, heap, fl, child_offset, children, f, now):
-    """Record the completion order and start the flows that were waiting only for this one (after their gap)."""
+def complete(g, heap, fl, active, child_offset, children, f, now):
+    """Record the completion order, leave the active list and start the flows that were waiting only for
+    this one (after their gap)."""
     fl[f, FL_DONE_ORDER] = g[G_DONE_COUNT]
     g[G_DONE_COUNT] += 1
+    g[G_FLOW_EVENT] = f
+    last = active[g[G_N_ACTIVE] - 1]
+    active[fl[f, FL_ACTIVE_POS]] = last
+    fl[last, FL_ACTIVE_POS] = fl[f, FL_ACTIVE_POS]
+    g[G_N_ACTIVE] -= 1
     for i in range(child_offset[f], child_offset[f + 1]):
         c = children[i]
         fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])

@@ -7,12 +7,20 @@ from wormhole_lab.engine.kernel import run_until
 from wormhole_lab.engine.state import EngineState
 from wormhole_lab.engine.warmup import tiny_state
 
-STOP_NAMES = {L.STOP_TIME: "time", L.STOP_ALL_DONE: "all_done", L.STOP_IDLE: "idle", L.STOP_CHUNK: "chunk"}
+STOP_NAMES = {
+    L.STOP_TIME: "time",
+    L.STOP_ALL_DONE: "all_done",
+    L.STOP_IDLE: "idle",
+    L.STOP_CHUNK: "chunk",
+    L.STOP_FLOW_EVENT: "flow_event",
+    L.STOP_STEADY: "steady",
+}
 
 
 def advance(state: EngineState, t_stop_ps: int) -> str:
     """Run events up to ``t_stop_ps``; returns 'time', 'all_done', 'idle' (no event left, flows unfinished)
-    or 'chunk' (a telemetry chunk is full: take it with ``state.take_chunk()`` and call again)."""
+    or 'chunk' (a telemetry chunk is full: take it with ``state.take_chunk()`` and call again); with
+    partitions attached also 'flow_event' (g[G_FLOW_EVENT] started or completed) and 'steady'."""
     while True:
         reason = run_until(*state.arrays(), t_stop_ps)
         if reason != L.STOP_GROW:

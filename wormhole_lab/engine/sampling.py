@@ -10,6 +10,7 @@ from wormhole_lab.engine.layout import (
     FF_U,
     FL_LAST_RTT,
     FL_MAX_RATE,
+    FL_PART,
     FL_RATE,
     FL_SND_NXT,
     FL_SND_UNA,
@@ -20,9 +21,11 @@ from wormhole_lab.engine.layout import (
     G_DONE_COUNT,
     G_FINAL_SAMPLED,
     G_TEL_ROW,
+    PA_SKIP_END,
     PT_DATA_BYTES,
     PT_ECN_MARKS,
     PT_PAUSED,
+    PT_SKIPPED_BYTES,
     PT_TX_BYTES,
     TF_ACKED,
     TF_ACTIVE,
@@ -30,6 +33,7 @@ from wormhole_lab.engine.layout import (
     TF_INFLIGHT,
     TF_RATE,
     TF_RTT,
+    TF_SKIPPING,
     TF_TARGET,
     TF_U,
     TF_WINDOW,
@@ -41,13 +45,13 @@ from wormhole_lab.engine.layout import (
 
 
 @kernel
-def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, now):
+def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now):
     """Record the selected ports and flows, then schedule the next sample (or stop after the last flow)."""
     row = g[G_TEL_ROW]
     tel_time[row] = now
     for i in range(sel_ports.shape[0]):
         p = sel_ports[i]
-        tel_port[row, i, TP_TX_BYTES] = pt[p, PT_TX_BYTES]
+        tel_port[row, i, TP_TX_BYTES] = pt[p, PT_TX_BYTES] + pt[p, PT_SKIPPED_BYTES]
         tel_port[row, i, TP_QUEUE] = pt[p, PT_DATA_BYTES]
         tel_port[row, i, TP_PAUSED] = pt[p, PT_PAUSED]
         tel_port[row, i, TP_ECN_MARKS] = pt[p, PT_ECN_MARKS]
@@ -65,6 +69,7 @@ def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel
         tel_flow[row, j, TF_TARGET] = fl[f, FL_TARGET]
         tel_flow[row, j, TF_U] = ff[f, FF_U]
         tel_flow[row, j, TF_RTT] = fl[f, FL_LAST_RTT]
+        tel_flow[row, j, TF_SKIPPING] = fl[f, FL_PART] >= 0 and parts[fl[f, FL_PART], PA_SKIP_END] > now
     g[G_TEL_ROW] = row + 1
     if g[G_DONE_COUNT] == fl.shape[0]:
         g[G_FINAL_SAMPLED] = 1

@@ -59,6 +59,10 @@ class EngineState:
     sel_flows: np.ndarray
     child_offset: np.ndarray  # flows that wait for flow f: children[child_offset[f]:child_offset[f + 1]]
     children: np.ndarray
+    active: np.ndarray  # ids of the active flows, first g[G_N_ACTIVE] entries
+    parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions
+    rate_ring: np.ndarray  # [flow, l] recent sending rates for the steady-state test
+    una_ring: np.ndarray  # [flow, l] bytes acknowledged at the same samples
 
     def arrays(self) -> tuple:
         """The kernels' array arguments, in field order."""
@@ -73,6 +77,18 @@ class EngineState:
         self.tel_flow = np.zeros((chunk_rows, len(flows), L.TF_N), dtype=np.float64)
         self.ci[L.CI_SAMPLE_INTERVAL] = interval_ps
         push(self.g, self.heap, 0, L.EV_SAMPLE, 0, 0)
+
+    def attach_partitions(self, interval_ps: int, window: int, theta: float) -> None:
+        """Turn on the steady-state test (every ``interval_ps``, over ``window`` samples, threshold ``theta``)
+        and the returns after each flow event that a partitioning layer needs."""
+        n = self.fl.shape[0]
+        self.parts = np.zeros((max(n, 1), L.PA_N), dtype=np.int64)
+        self.rate_ring = np.zeros((n, window), dtype=np.float64)
+        self.una_ring = np.zeros((n, window), dtype=np.int64)
+        self.ci[L.CI_STEADY_INTERVAL] = interval_ps
+        self.ci[L.CI_STEADY_WINDOW] = window
+        self.cf[L.CF_THETA] = theta
+        push(self.g, self.heap, 0, L.EV_STEADY_SAMPLE, 0, 0)
 
     def take_chunk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Copies of the filled telemetry rows; the chunk buffer is then reused."""
@@ -180,6 +196,7 @@ def build_state(
     for col in (L.PT_CTRL_HEAD, L.PT_CTRL_TAIL, L.PT_DATA_HEAD, L.PT_DATA_TAIL, L.PT_WAKE_AT):
         pt[:, col] = -1
     pt[:, L.PT_IFINDEX] = topo.port_ifindex()
+    pt[:, L.PT_PART] = -1
 
     # third.cc takes the NIC rate from the first device of the lowest-numbered host
     first_host = int(np.flatnonzero(~topo.is_switch)[0])
@@ -232,6 +249,7 @@ def build_state(
     fl[:, L.FL_DONE_ORDER] = -1
     fl[:, L.FL_FINISH] = -1
     fl[:, L.FL_STARTED_AT] = -1
+    fl[:, L.FL_PART] = -1
     path_ports = np.concatenate([paths.data_ports, paths.ack_ports]).astype(np.int64)
 
     nic_port = path_ports[fl[:, L.FL_PATH_BEGIN]]
@@ -262,6 +280,7 @@ def build_state(
     g[L.G_HEAP_SIZE] = n_ready
     g[L.G_SEQ] = n_ready
     g[L.G_FREE_HEAD] = -1
+    g[L.G_FLOW_EVENT] = -1
     pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
     _link_free(pk, 0, pk.shape[0], g)
 
@@ -287,4 +306,8 @@ def build_state(
         sel_flows=np.zeros(0, dtype=np.int64),
         child_offset=child_offset,
         children=children,
+        active=np.zeros(max(n_flows, 1), dtype=np.int64),
+        parts=np.zeros((1, L.PA_N), dtype=np.int64),
+        rate_ring=np.zeros((n_flows, 1), dtype=np.float64),
+        una_ring=np.zeros((n_flows, 1), dtype=np.int64),
     )

@@ -1,0 +1,145 @@
+"""Timestamp offsetting: move one partition forward (or back) in time without touching the global clock.
+
+Every pending event that belongs to the partition's ports or flows moves by ``dt``; its flows and their
+packets in flight advance by ``adv[f]`` bytes of sequence space. Nothing of the partition executes
+while its events are shifted, so its queues, buffer occupancy and CCA state stay frozen and resume
+consistently; other partitions keep running and see the same shared buffer.
+"""
+
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    EV_ARRIVE,
+    EV_DCQCN_ALPHA,
+    EV_DCQCN_DECREASE,
+    EV_DCQCN_INCREASE,
+    EV_NIC_WAKE,
+    EV_RTO,
+    EV_TX_DONE,
+    FL_HIGH_SEQ,
+    FL_HOP_BASE,
+    FL_LAST_NACK,
+    FL_LAST_PROGRESS,
+    FL_LAST_UPDATE_SEQ,
+    FL_NACK_TIMER,
+    FL_NEXT_AVAIL,
+    FL_PART,
+    FL_RCV_NXT,
+    FL_SKIPPED_BYTES,
+    FL_SND_NXT,
+    FL_SND_UNA,
+    FL_TX_BYTES,
+    G_HEAP_SIZE,
+    G_N_ACTIVE,
+    H_A,
+    H_KIND,
+    H_SEQ,
+    H_TIME,
+    INT_FIELDS,
+    INT_MAX_HOPS,
+    INT_TIME,
+    INT_TIME_MASK,
+    KIND_PFC,
+    PK_FLOW,
+    PK_INT_BASE,
+    PK_INT_NHOP,
+    PK_KIND,
+    PK_NEXT,
+    PK_PORT,
+    PK_SEQ,
+    PK_TS,
+    PT_CTRL_HEAD,
+    PT_DATA_HEAD,
+    PT_PART,
+    PT_SKIPPED_BYTES,
+    PT_WAKE_AT,
+)
+
+
+@kernel
+def _shift_packet(pk, k, dt, adv):
+    if pk[k, PK_KIND] == KIND_PFC:
+        return
+    pk[k, PK_SEQ] += adv
+    pk[k, PK_TS] += dt
+    for h in range(min(pk[k, PK_INT_NHOP], INT_MAX_HOPS)):
+        c = PK_INT_BASE + h * INT_FIELDS + INT_TIME
+        pk[k, c] = (pk[k, c] + dt // 1000) & INT_TIME_MASK
+
+
+@kernel
+def _belongs(pk, pt, fl, kind, a, part):
+    if kind == EV_TX_DONE or kind == EV_NIC_WAKE:
+        return pt[a, PT_PART] == part
+    if kind == EV_ARRIVE:
+        if pk[a, PK_KIND] == KIND_PFC:
+            return pt[pk[a, PK_PORT], PT_PART] == part
+        return fl[pk[a, PK_FLOW], FL_PART] == part
+    if kind == EV_DCQCN_ALPHA or kind == EV_DCQCN_DECREASE or kind == EV_DCQCN_INCREASE or kind == EV_RTO:
+        return fl[a, FL_PART] == part
+    return False  # flow starts and samples are not the partition's own
+
+
+@kernel
+def _earlier(heap, i, j):
+    return heap[i, H_TIME] < heap[j, H_TIME] or (heap[i, H_TIME] == heap[j, H_TIME] and heap[i, H_SEQ] < heap[j, H_SEQ])
+
+
+@kernel
+def _heapify(heap, n):
+    for start in range(n // 2 - 1, -1, -1):
+        i = start
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _earlier(heap, child + 1, child):
+                child += 1
+            if not _earlier(heap, child, i):
+                break
+            for c in range(heap.shape[1]):
+                tmp = heap[i, c]
+                heap[i, c] = heap[child, c]
+                heap[child, c] = tmp
+            i = child
+
+
+@kernel
+def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
+    """Shift partition ``part`` by ``dt`` ps; flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
+
+    A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back)."""
+    n = g[G_HEAP_SIZE]
+    for i in range(n):
+        kind = heap[i, H_KIND]
+        a = heap[i, H_A]
+        if _belongs(pk, pt, fl, kind, a, part):
+            heap[i, H_TIME] += dt
+            if kind == EV_ARRIVE:
+                _shift_packet(pk, a, dt, adv[pk[a, PK_FLOW]])
+    _heapify(heap, n)
+    for p in range(pt.shape[0]):
+        if pt[p, PT_PART] != part:
+            continue
+        for head in (PT_CTRL_HEAD, PT_DATA_HEAD):
+            k = pt[p, head]
+            while k >= 0:
+                _shift_packet(pk, k, dt, adv[pk[k, PK_FLOW]])
+                k = pk[k, PK_NEXT]
+        if pt[p, PT_WAKE_AT] >= 0:
+            pt[p, PT_WAKE_AT] += dt
+        pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
+    for i in range(g[G_N_ACTIVE]):
+        f = active[i]
+        if fl[f, FL_PART] != part:
+            continue
+        b = adv[f]
+        for c in (FL_SND_NXT, FL_SND_UNA, FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
+            fl[f, c] += b
+        for c in (FL_LAST_UPDATE_SEQ, FL_HIGH_SEQ, FL_LAST_NACK):
+            if fl[f, c] > 0:  # sequence-valued CCA state; 0 means "not set yet"
+                fl[f, c] += b
+        for c in (FL_NEXT_AVAIL, FL_NACK_TIMER, FL_LAST_PROGRESS):
+            fl[f, c] += dt
+        for h in range(INT_MAX_HOPS):
+            c = FL_HOP_BASE + h * INT_FIELDS + INT_TIME
+            fl[f, c] = (fl[f, c] + dt // 1000) & INT_TIME_MASK

@@ -1,0 +1,84 @@
+"""The steady-state test inside the kernel: a sliding window of each active flow's sending rate.
+
+Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged of every
+active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
+rates is below theta; a partition (the group id ``FL_PART`` given by the layer above) is a candidate
+for fast-forwarding when all its flows are steady. ``FF_GOODPUT`` is the window's mean goodput, the
+rate at which a skip credits bytes.
+"""
+
+from wormhole_lab.engine.heap import push
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CF_THETA,
+    CI_STEADY_INTERVAL,
+    CI_STEADY_WINDOW,
+    EV_STEADY_SAMPLE,
+    FF_GOODPUT,
+    FL_PART,
+    FL_RATE,
+    FL_RING_N,
+    FL_RING_POS,
+    FL_SND_UNA,
+    FL_STEADY,
+    G_N_ACTIVE,
+    PA_CANDIDATE,
+    PA_FLOWS,
+    PA_RETRY_AT,
+    PA_SKIP_END,
+    PA_UNSTEADY,
+)
+
+
+@kernel
+def _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f):
+    """Push one sample and recompute the flow's steady flag and window goodput."""
+    window = ci[CI_STEADY_WINDOW]
+    pos = fl[f, FL_RING_POS]
+    rate_ring[f, pos] = fl[f, FL_RATE]
+    una_ring[f, pos] = fl[f, FL_SND_UNA]
+    fl[f, FL_RING_POS] = (pos + 1) % window
+    n = min(fl[f, FL_RING_N] + 1, window)
+    fl[f, FL_RING_N] = n
+    fl[f, FL_STEADY] = 0
+    if n < window:
+        return
+    lo = rate_ring[f, 0]
+    hi = lo
+    total = 0.0
+    for i in range(window):
+        r = rate_ring[f, i]
+        lo = min(lo, r)
+        hi = max(hi, r)
+        total += r
+    mean = total / window
+    if mean > 0 and (hi - lo) / mean < cf[CF_THETA]:
+        fl[f, FL_STEADY] = 1
+    oldest = una_ring[f, fl[f, FL_RING_POS]]  # the slot written next holds the oldest sample
+    ff[f, FF_GOODPUT] = (fl[f, FL_SND_UNA] - oldest) / ((window - 1) * ci[CI_STEADY_INTERVAL])
+
+
+@kernel
+def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, now):
+    """Sample every active flow of a partition that is not being skipped; True when a partition turned steady."""
+    for i in range(g[G_N_ACTIVE]):
+        p = fl[active[i], FL_PART]
+        parts[p, PA_FLOWS] = 0
+        parts[p, PA_UNSTEADY] = 0
+    for i in range(g[G_N_ACTIVE]):
+        f = active[i]
+        p = fl[f, FL_PART]
+        if parts[p, PA_SKIP_END] > now:
+            continue  # frozen: its flows keep their windows until the skip ends
+        parts[p, PA_SKIP_END] = 0
+        _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f)
+        parts[p, PA_FLOWS] += 1
+        parts[p, PA_UNSTEADY] += 1 - fl[f, FL_STEADY]
+    found = False
+    for i in range(g[G_N_ACTIVE]):
+        p = fl[active[i], FL_PART]
+        candidate = parts[p, PA_FLOWS] > 0 and parts[p, PA_UNSTEADY] == 0 and now >= parts[p, PA_RETRY_AT]
+        parts[p, PA_CANDIDATE] = candidate
+        found = found or candidate
+    push(g, heap, now + ci[CI_STEADY_INTERVAL], EV_STEADY_SAMPLE, 0, 0)
+    return found
