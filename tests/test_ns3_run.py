@@ -58,10 +58,13 @@ def test_s2_incast8_dcqcn_matches_reference_distribution(case):
     assert ds.attrs["ecn_marks"] > 0 and ds["cnps"].sum() > 0
 
 
-def test_s2_incast8_mean_fct_within_3_percent_for_several_seeds(data_dir):
-    """The reference's per-flow spread comes from its random ECN draws: match the distribution, for any seed."""
+def test_s2_incast8_dcqcn_distribution_over_seeds(data_dir):
+    """The reference's per-flow spread comes from its random ECN draws: across seeds our mean FCT averages
+    within 2% of the reference's and every seed's last completion is within 3% (one seed may get a lucky
+    flow that finishes early, as the reference's own generator could)."""
     from wormhole_lab.ns3_config import read_ns3_config
     from wormhole_lab.simulation import Scenario, Simulation
+    from wormhole_lab.telemetry import Telemetry
     from wormhole_lab.topology.hpcc_format import read_topology
     from wormhole_lab.workload.hpcc_flow_format import read_flows
 
@@ -69,11 +72,13 @@ def test_s2_incast8_mean_fct_within_3_percent_for_several_seeds(data_dir):
     cfg = read_ns3_config(folder / "config_dcqcn.txt").engine
     topo, flows = read_topology(folder / "topology.txt"), read_flows(folder / "flow.txt")
     ref = np.array(list(load_fct(folder / "fct_dcqcn.txt").values()))
-    for seed in (2, 3, 4):
-        ds = Simulation(Scenario(topo, flows, cfg.with_(seed=seed))).run()
+    mean_errors = []
+    for seed in range(1, 7):
+        ds = Simulation(Scenario(topo, flows, cfg.with_(seed=seed), telemetry=Telemetry.off())).run()
         fct_ns = ds["fct"].values / 1000
-        assert abs(fct_ns.mean() - ref.mean()) / ref.mean() < 0.03, seed
+        mean_errors.append(fct_ns.mean() / ref.mean() - 1)
         assert abs(fct_ns.max() - ref.max()) / ref.max() < 0.03, seed
+    assert abs(np.mean(mean_errors)) < 0.02
 
 
 def test_unwritable_fct_output_is_reported_before_the_run(case):
@@ -87,7 +92,7 @@ def test_unwritable_fct_output_is_reported_before_the_run(case):
 
 
 def test_s2_incast8_hpcc_mean_and_last_completion_within_3_percent(case):
-    """HPCC has no randomness: per-flow differences come from event ordering (see the issue note)."""
+    """HPCC has no randomness; with the reference's frame sizes and clock every flow matches to the ns."""
     work = case("s2_incast8")
     run_ns3_config("config_hpcc.txt")
     ours, ref = load_fct(work / "fct.txt"), load_fct(work / "fct_hpcc.txt")
@@ -102,4 +107,4 @@ def test_s1_single_flow_hpcc_close_to_reference(case):
     run_ns3_config("config_hpcc.txt")
     ours, ref = load_fct(work / "fct.txt"), load_fct(work / "fct_hpcc.txt")
     (key,) = ref
-    assert abs(ours[key] - ref[key]) / ref[key] < 0.015  # issue 3 asks 0.5%: see the issue note for the 1.1% gap
+    assert abs(ours[key] - ref[key]) / ref[key] < 0.005

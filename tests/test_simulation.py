@@ -23,7 +23,7 @@ def ideal_fct_ps(topo, path_ports, ack_ports, size, payload=1000):
     delay = np.repeat(topo.link_delay_ps, 2)
 
     def ser(nbytes, r):
-        return round(nbytes * 8e9 / r) * 1000
+        return ((nbytes * 8 * 10**9 - 1) // int(r)) * 1000
 
     n_full, last = divmod(size, payload)
     packets = [payload] * n_full + ([last] if last else [])

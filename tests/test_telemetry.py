@@ -29,16 +29,16 @@ def test_lone_flow_port_rate_is_line_rate_and_integrates_to_the_bytes_sent():
     to_receiver = ds.sel(port=int(ds.port[ds.port_peer == 1][0]))
     rate = to_receiver["port_tx_rate"].values
     busy = rate[5:-5]  # whole intervals inside the transfer
-    one_packet = 1036 * 8 / 1e-6  # a 1 us interval holds 12 or 13 frames: the series' resolution
-    assert np.all(np.abs(busy - LINE) <= one_packet)
-    assert busy.mean() == pytest.approx(1036 * 8 / 83e-9, rel=0.002)  # 83 ns per frame: the rounded line rate
+    one_packet = 1048 * 8 / 1e-6  # a 1 us interval holds 12 or 13 frames: the series' resolution
+    assert np.all(np.abs(busy - 1048 * 8 / 83e-9) <= one_packet)  # the frame rate the 83 ns clock allows
+    assert busy.mean() == pytest.approx(1048 * 8 / 83e-9, rel=0.002)  # 83 ns per 1048 B frame (83.84 truncated)
     assert ds["port_tx_rate"].attrs["units"] == "bit/s"
     dt_s = np.diff(np.concatenate([[0], ds.time.values])) * 1e-12
     sent = (rate * dt_s).sum() / 8
     packets = -(-2_000_000 // 1000)
-    assert sent == pytest.approx(2_000_000 + packets * 36, abs=1)  # payload + 36 B of headers per packet
+    assert sent == pytest.approx(2_000_000 + packets * 48, abs=1)  # payload + 48 B of headers per packet
     goodput = np.diff(ds["flow_acked"].sel(flow=0).values) * 8 / 1e-6
-    assert np.median(goodput[5:-5]) == pytest.approx(LINE * 1000 / 1036, rel=0.01)
+    assert np.median(goodput[5:-5]) == pytest.approx(1000 * 8 / 83e-9, rel=0.01)
 
 
 def test_incast_queue_series_equals_the_engine_counter_at_every_sample(incast):

@@ -10,8 +10,8 @@ from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine
 from wormhole_lab.workload.flows import make_flows
 
-WIRE = 1078  # HPCC data frame: 1000 B payload + 36 B headers + 42 B INT
-SER_NS, DELAY_NS = 86, 1000  # 1078 B at 100 Gb/s rounds to 86 ns; 1 us links
+WIRE = 1090  # HPCC data frame: 1000 B payload + 48 B headers (14 B PPP) + 42 B INT
+SER_NS, DELAY_NS = 87, 1000  # 1090 B at 100 Gb/s: 87.2 ns, truncated to 87 ns; 1 us links
 
 
 def test_int_records_time_bytes_queue_and_rate_at_each_hop():

@@ -44,12 +44,13 @@ def test_reads_incast_and_bench_cases():
         assert arr.dtype == np.int64
 
 
-def test_start_seconds_are_rounded_to_the_reference_nanosecond(tmp_path):
+def test_start_seconds_are_truncated_to_the_reference_nanosecond(tmp_path):
+    """ns-3's Seconds(double) truncates on its 1 ns clock: 1.5e-6 s is 1499 ns there (1.49999... as a double)."""
     path = _write(
         tmp_path,
-        "4\n0 1 3 100 10 0.0\n0 1 3 100 10 2.000001\n0 1 3 100 10 2.0000010004\n0 1 3 100 10 2.0000010006\n",
+        "4\n0 1 3 100 10 0.0\n0 1 3 100 10 0.0000015\n0 1 3 100 10 2.0000010004\n0 1 3 100 10 2.0000010006\n",
     )
-    assert read_flows(path).start_ps.tolist() == [0, 2_000_001_000_000, 2_000_001_000_000, 2_000_001_001_000]
+    assert read_flows(path).start_ps.tolist() == [0, 1_499_000, 2_000_001_000_000, 2_000_001_000_000]
 
 
 def test_sports_count_per_pair(tmp_path):
@@ -61,7 +62,8 @@ def test_blank_lines_and_trailing_text_are_tolerated(tmp_path):
     # The reference reads whitespace-separated tokens and stops after flow_num flows.
     path = _write(tmp_path, "2\n\n0 1 3 100 10 0\n   \n1 0 3 100 20 1e-6\nthis is ignored\n")
     flows = read_flows(path)
-    assert flows.size.tolist() == [10, 20] and flows.start_ps.tolist() == [0, 1_000_000]
+    # 1e-6 is a hair below one microsecond as a double, and the reference's clock truncates: 999 ns
+    assert flows.size.tolist() == [10, 20] and flows.start_ps.tolist() == [0, 999_000]
 
 
 def test_zero_flows(tmp_path):

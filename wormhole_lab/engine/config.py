@@ -72,7 +72,7 @@ class EngineConfig:
     timely_t_high_ps: int = 500_000_000  # 500 us
     timely_min_rtt_ps: int = 20_000_000  # 20 us: normalises the RTT gradient
     # run
-    time_quantum_ps: int = 1000  # serialisation times rounded to 1 ns as the reference's clock; 1 for exact ps
+    time_quantum_ps: int = 1000  # serialisation times truncated to 1 ns as the reference's clock; 1 for exact ps
     stop_time_ps: int = 4 * 10**12  # SIMULATOR_STOP_TIME
     seed: int = 1  # seeds the ECN marking draws
 

@@ -24,6 +24,7 @@ from wormhole_lab.engine.layout import (
     FL_NEXT_AVAIL,
     FL_PART,
     FL_RCV_NXT,
+    FL_SKIP_CURRENT,
     FL_SKIPPED_BYTES,
     FL_SND_NXT,
     FL_SND_UNA,
@@ -50,6 +51,7 @@ from wormhole_lab.engine.layout import (
     PT_CTRL_HEAD,
     PT_DATA_HEAD,
     PT_PART,
+    PT_SKIP_CURRENT,
     PT_SKIPPED_BYTES,
     PT_WAKE_AT,
 )
@@ -128,6 +130,7 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
         if pt[p, PT_WAKE_AT] >= 0:
             pt[p, PT_WAKE_AT] += dt
         pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
+        pt[p, PT_SKIP_CURRENT] = pt[p, PT_SKIP_CURRENT] + port_bytes[p] if dt < 0 else port_bytes[p]
     for i in range(g[G_N_ACTIVE]):
         f = active[i]
         if fl[f, FL_PART] != part:
@@ -135,6 +138,7 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
         b = adv[f]
         for c in (FL_SND_NXT, FL_SND_UNA, FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
             fl[f, c] += b
+        fl[f, FL_SKIP_CURRENT] = fl[f, FL_SKIP_CURRENT] + b if dt < 0 else b
         for c in (FL_LAST_UPDATE_SEQ, FL_HIGH_SEQ, FL_LAST_NACK):
             if fl[f, c] > 0:  # sequence-valued CCA state; 0 means "not set yet"
                 fl[f, c] += b

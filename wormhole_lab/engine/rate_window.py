@@ -54,8 +54,11 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f):
     mean = total / window
     if mean > 0 and (hi - lo) / mean < cf[CF_THETA]:
         fl[f, FL_STEADY] = 1
-    oldest = una_ring[f, fl[f, FL_RING_POS]]  # the slot written next holds the oldest sample
-    ff[f, FF_GOODPUT] = (fl[f, FL_SND_UNA] - oldest) / ((window - 1) * ci[CI_STEADY_INTERVAL])
+    # goodput over the newer half of the window: ACKs lag the sending rate by an RTT, so the older half
+    # may still reflect the rate before the window began
+    back = window // 2
+    older = una_ring[f, (fl[f, FL_RING_POS] - 1 - back) % window]
+    ff[f, FF_GOODPUT] = (fl[f, FL_SND_UNA] - older) / (back * ci[CI_STEADY_INTERVAL])
 
 
 @kernel
@@ -71,7 +74,8 @@ def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, n
         if parts[p, PA_SKIP_END] > now:
             continue  # frozen: its flows keep their windows until the skip ends
         parts[p, PA_SKIP_END] = 0
-        _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f)
+        if fl[f, FL_SND_UNA] > 0:  # the window starts once the ACK clock runs
+            _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f)
         parts[p, PA_FLOWS] += 1
         parts[p, PA_UNSTEADY] += 1 - fl[f, FL_STEADY]
     found = False

@@ -1,5 +1,7 @@
 """Telemetry sampling inside the kernel: one row of the current chunk per sampling instant."""
 
+import numpy as np
+
 from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
@@ -12,6 +14,7 @@ from wormhole_lab.engine.layout import (
     FL_MAX_RATE,
     FL_PART,
     FL_RATE,
+    FL_SKIP_CURRENT,
     FL_SND_NXT,
     FL_SND_UNA,
     FL_STATE,
@@ -22,9 +25,12 @@ from wormhole_lab.engine.layout import (
     G_FINAL_SAMPLED,
     G_TEL_ROW,
     PA_SKIP_END,
+    PA_SKIP_START,
     PT_DATA_BYTES,
     PT_ECN_MARKS,
+    PT_PART,
     PT_PAUSED,
+    PT_SKIP_CURRENT,
     PT_SKIPPED_BYTES,
     PT_TX_BYTES,
     TF_ACKED,
@@ -45,13 +51,26 @@ from wormhole_lab.engine.layout import (
 
 
 @kernel
+def _skip_progress(parts, part, now):
+    """Fraction of the partition's current skip that has elapsed (1 when it is not skipping)."""
+    start, end = parts[part, PA_SKIP_START], parts[part, PA_SKIP_END]
+    if end <= now or end <= start:
+        return 1.0
+    return (now - start) / (end - start)
+
+
+@kernel
 def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now):
     """Record the selected ports and flows, then schedule the next sample (or stop after the last flow)."""
     row = g[G_TEL_ROW]
     tel_time[row] = now
     for i in range(sel_ports.shape[0]):
         p = sel_ports[i]
-        tel_port[row, i, TP_TX_BYTES] = pt[p, PT_TX_BYTES] + pt[p, PT_SKIPPED_BYTES]
+        # a skip credits its bytes at once; spread them over the skip so the series stays a rate
+        tx = pt[p, PT_TX_BYTES] + pt[p, PT_SKIPPED_BYTES]
+        if pt[p, PT_PART] >= 0:
+            tx -= np.int64((1.0 - _skip_progress(parts, pt[p, PT_PART], now)) * pt[p, PT_SKIP_CURRENT])
+        tel_port[row, i, TP_TX_BYTES] = tx
         tel_port[row, i, TP_QUEUE] = pt[p, PT_DATA_BYTES]
         tel_port[row, i, TP_PAUSED] = pt[p, PT_PAUSED]
         tel_port[row, i, TP_ECN_MARKS] = pt[p, PT_ECN_MARKS]
@@ -63,7 +82,10 @@ def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel
         tel_flow[row, j, TF_ACTIVE] = fl[f, FL_STATE] == FS_ACTIVE
         tel_flow[row, j, TF_RATE] = fl[f, FL_RATE]
         tel_flow[row, j, TF_WINDOW] = window
-        tel_flow[row, j, TF_ACKED] = fl[f, FL_SND_UNA]
+        acked = fl[f, FL_SND_UNA]
+        if fl[f, FL_PART] >= 0:
+            acked -= np.int64((1.0 - _skip_progress(parts, fl[f, FL_PART], now)) * fl[f, FL_SKIP_CURRENT])
+        tel_flow[row, j, TF_ACKED] = acked
         tel_flow[row, j, TF_INFLIGHT] = fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
         tel_flow[row, j, TF_ALPHA] = ff[f, FF_ALPHA]
         tel_flow[row, j, TF_TARGET] = fl[f, FL_TARGET]

@@ -14,11 +14,11 @@ from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.rng import new_state
 from wormhole_lab.errors import InputError
 
-DATA_HEADER_BYTES = 36  # SeqTs 6 + UDP 8 + IPv4 20 + PPP 2 (reference wire size: 1036 B for a 1000 B payload)
-ACK_WIRE_BYTES = 48  # reference ACK/NACK on the wire: 60 B minimum less the 14 B Ethernet header the model omits
+DATA_HEADER_BYTES = 48  # SeqTs 6 + UDP 8 + IPv4 20 + PPP 14 (the reference's PppHeader is 14 B): 1048 B for 1000 B
+ACK_WIRE_BYTES = 60  # rdma-hw.cc pads the ACK/NACK to 60 B counting PPP 14 + IPv4 20 (qbb header 12 B + 14 B pad)
 INT_HEADER_BYTES = {"hpcc": 42, "timely": 8}  # int-header.cc GetStaticSize: 5 hops x 8 B + 2 B; a 64-bit timestamp
-HPCC_ACK_WIRE_BYTES = 76  # the ACK's qbb header carries the 42 B INT copy, so it exceeds the minimum
-PFC_WIRE_BYTES = 31  # pause-header.cc: 9 B (time, qlen, class) + IPv4 20 + PPP 2
+HPCC_ACK_WIRE_BYTES = 88  # PPP 14 + IPv4 20 + qbb 12 + the 42 B INT copy: above the 60 B minimum, so no pad
+PFC_WIRE_BYTES = 43  # pause-header.cc: 9 B (time, qlen, class) + IPv4 20 + PPP 14
 MMU_RESERVE_BYTES = 4 * 1024  # switch-mmu.cc: reserve per ingress port and class
 MMU_RESUME_OFFSET_BYTES = 3 * 1024  # switch-mmu.cc: resume when 3 KiB below the threshold
 PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports at the NIC rate

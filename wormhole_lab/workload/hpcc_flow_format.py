@@ -12,6 +12,7 @@ something is wrong do we rescan line by line to name the offending line exactly.
 import math
 import re
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,7 @@ def read_flows(path) -> FlowTable:
     if bad is not None:
         _rescan(path, flow_num, only=bad, prev_start=float(rows["start"][bad - 1]) if bad > 0 else None)
         raise InputError(str(path), f"flow {bad} is invalid", _LINE_FIX)  # unreachable unless the checks disagree
-    # the reference's clock has 1 ns resolution: Seconds(start) lands on a whole nanosecond
-    start_ps = np.rint(rows["start"] * 1e9).astype(np.int64) * 1000
+    start_ps = seconds_to_reference_ps(rows["start"])
     return make_flows(rows["src"], rows["dst"], rows["size"], start_ps, pg=rows["pg"], dport=rows["dport"])
 
 
@@ -86,7 +86,7 @@ def write_flows(flows: FlowTable, path) -> None:
         )
     cols = [np.asarray(a, dtype=np.int64).tolist() for a in (flows.src, flows.dst, flows.pg, flows.dport, flows.size)]
     starts = start.tolist()
-    seconds = {t: format_seconds(t) for t in set(starts)}  # flows often share start times; format each once
+    seconds = {t: _readable_seconds(t) for t in set(starts)}  # flows often share start times; format each once
     lines = [f"{s} {d} {p} {dp} {sz} {seconds[t]}\n" for s, d, p, dp, sz, t in zip(*cols, starts, strict=True)]
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"{n}\n")
@@ -133,6 +133,23 @@ def _truncated(path: Path, flow_num: int, found: int, n_lines: int) -> InputErro
         f"line 1 declares {flow_num} flows but only {found} flow lines follow (the file ends at line {n_lines})",
         "fix the count on line 1 or restore the missing flow lines",
     )
+
+
+def seconds_to_reference_ps(seconds: np.ndarray) -> np.ndarray:
+    """ns-3's Seconds(double) on a 1 ns clock: the double becomes 64.64 fixed point (fraction below 2^-64
+    dropped), is multiplied by 10^9 and truncated, so 1.5e-6 s starts at 1499 ns, as in the reference."""
+    values, inverse = np.unique(np.asarray(seconds, dtype=np.float64), return_inverse=True)
+    ns = [(Fraction(v) * 2**64 // 1 * 10**9 // 2**64) for v in values.tolist()]
+    return (np.asarray(ns, dtype=np.int64) * 1000)[inverse]
+
+
+def _readable_seconds(ps: int) -> str:
+    """A start time that the reference (and ``read_flows``) truncates back to ``ps``: when the exact decimal
+    falls just below its nanosecond as a double, half a nanosecond more is written."""
+    text = format_seconds(ps)
+    if ps % 1000 == 0 and int(seconds_to_reference_ps(np.array([float(text)]))[0]) != ps:
+        text = format_seconds(ps + 500)
+    return text
 
 
 def _first_bad_row(rows: np.ndarray) -> int | None:
