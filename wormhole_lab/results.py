@@ -144,3 +144,19 @@ def iteration_summary(ds: xr.Dataset, tail_ps: int = 0) -> dict:
         summary[f"{phase}_comm_time_ps"] = busy_time_ps(start[mask], end[mask])
         summary[f"{phase}_bytes"] = int(ds["size"].values[done][mask].sum())
     return summary
+
+
+def add_wormhole_results(ds: xr.Dataset, controller) -> xr.Dataset:
+    """Wormhole mode's own statistics: attributes, per-flow time shares and the partition count over time."""
+    ds = ds.assign_attrs(controller.attrs())
+    ds.attrs["events_total_estimate"] = ds.attrs["events_executed"] + ds.attrs["events_skipped_estimate"]
+    for name, (values, text) in controller.flow_variables(ds["fct"].values).items():
+        ds[name] = ("flow", values, {"units": "1" if "fraction" in name else "byte", "long_name": text})
+    log = controller.series()
+    ds["partition_count"] = ("partition_change", log["counts"], {"units": "1", "long_name": "partitions alive"})
+    ds["partition_change_time"] = (
+        "partition_change",
+        log["times"],
+        {"units": "ps", "long_name": "time a flow started or finished"},
+    )
+    return ds

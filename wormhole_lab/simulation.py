@@ -14,15 +14,16 @@ from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
-from wormhole_lab.results import flows_dataset, iteration_summary
+from wormhole_lab.results import add_wormhole_results, flows_dataset, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.routing import Routes
 from wormhole_lab.topology.validate import check_topology
 from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.validate import check_flows
+from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
 
-MODES = ("packet",)
+MODES = ("packet", "wormhole")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Scenario:
     config: EngineConfig
     name: str = "scenario"
     telemetry: Telemetry = field(default_factory=Telemetry)
+    wormhole: WormholeConfig = field(default_factory=WormholeConfig)
     meta: dict = field(default_factory=dict)
 
 
@@ -108,14 +110,28 @@ class Simulation:
             state.attach_telemetry(ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples)
             builder = ChunkBuilder(scenario.topology, scenario.flows, ports, flow_ids, scenario.config.cca)
         writer = StoreWriter(out, fmt, {"title": f"wormhole_lab {self.mode} run of {scenario.name}"}) if out else None
+        horizon = scenario.config.stop_time_ps
+        controller = None
+        if self.mode == "wormhole":
+            data_header, ack_wire = int(state.ci[L.CI_DATA_HDR]), int(state.ci[L.CI_ACK_WIRE])
+            controller = WormholeController(
+                state, scenario.flows, scenario.wormhole, scenario.config, data_header, ack_wire
+            )
+        self.controller = controller
         self.compile_seconds = compile_engine()
         wall = 0.0
         finished = False
         try:
             while True:
                 t0 = time.perf_counter()
-                stop = advance(state, scenario.config.stop_time_ps)
+                stop = advance(state, horizon)
+                if stop == "flow_event":
+                    controller.on_flow_event()
+                elif stop == "steady":
+                    controller.on_steady(horizon)
                 wall += time.perf_counter() - t0
+                if stop in ("flow_event", "steady"):
+                    continue
                 if builder is not None and (stop == "chunk" or state.g[L.G_TEL_ROW] > 0):
                     chunk = builder.build(*state.take_chunk())
                     if writer is not None:
@@ -126,6 +142,9 @@ class Simulation:
             attrs = self._attrs(prepared, stop, wall)
             self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
             self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
+            if controller is not None:
+                controller.finish(state.now_ps)
+                self.flows = add_wormhole_results(self.flows, controller)
             finished = True
         finally:
             if writer is not None:

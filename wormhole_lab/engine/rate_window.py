@@ -45,14 +45,23 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f):
         return
     lo = rate_ring[f, 0]
     hi = lo
-    total = 0.0
+    older = 0.0  # sum of the chronologically older half
+    newer = 0.0
+    half = window // 2
+    start = fl[f, FL_RING_POS]  # the oldest sample
     for i in range(window):
-        r = rate_ring[f, i]
+        r = rate_ring[f, (start + i) % window]
         lo = min(lo, r)
         hi = max(hi, r)
-        total += r
-    mean = total / window
-    if mean > 0 and (hi - lo) / mean < cf[CF_THETA]:
+        if i < half:
+            older += r
+        elif i >= window - half:
+            newer += r
+    mean = (older + newer) / (2 * half)
+    # besides the paper's spread test, a trend test: a rate still converging slowly (HPCC's additive
+    # increase, DCQCN's recovery) stays within theta over a window yet moves steadily; its two halves differ
+    drift = abs(newer - older) / half
+    if mean > 0 and (hi - lo) / mean < cf[CF_THETA] and drift / mean < cf[CF_THETA] / 10:
         fl[f, FL_STEADY] = 1
     # goodput over the newer half of the window: ACKs lag the sending rate by an RTT, so the older half
     # may still reflect the rate before the window began

@@ -1,0 +1,70 @@
+"""Wormhole mode against packet mode on the same scenario: same outputs, fewer events, small errors."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.builders import leaf_spine, star
+from wormhole_lab.workload.flows import make_flows
+
+
+def both(scenario):
+    return Simulation(scenario, mode="packet").run(), Simulation(scenario, mode="wormhole").run()
+
+
+def fct_error(packet, wormhole):
+    return np.abs(wormhole["fct"].values / packet["fct"].values - 1)
+
+
+def test_two_flows_sharing_a_bottleneck_second_later_within_1_percent():
+    flows = make_flows([1, 2], [0, 0], [20_000_000, 10_000_000], [0, 100_000_000])
+    packet, wormhole = both(Scenario(star(3), flows, preset("dcqcn"), telemetry=Telemetry.off()))
+    assert fct_error(packet, wormhole).max() < 0.01
+    assert wormhole.attrs["skips"] >= 1 and wormhole.attrs["events_skipped_estimate"] > 0
+
+
+@pytest.mark.parametrize("cca, size", [("hp", 20e6), ("dcqcn", 60e6), ("timely", 20e6), ("dctcp", 20e6)])
+def test_lone_long_flow_is_fast_forwarded_accurately(cca, size):
+    # DCQCN's steady-test window spans two 300 us RP-timer periods, so it needs a longer flow to gain
+    scenario = Scenario(star(2), make_flows([0], [1], [int(size)], 0), preset(cca), telemetry=Telemetry.off())
+    packet, wormhole = both(scenario)
+    assert fct_error(packet, wormhole).max() < 0.01
+    assert wormhole.attrs["events_executed"] < 0.3 * packet.attrs["events_executed"]
+    assert 0.5 < float(wormhole["time_fastforward_fraction"][0]) < 1
+
+
+def test_random_short_flows_never_steady_give_identical_results():
+    rng = np.random.default_rng(5)
+    n = 60
+    src = rng.integers(0, 8, n)
+    dst = (src + rng.integers(1, 8, n)) % 8
+    start = np.sort(rng.integers(0, 200, n)) * 1_000_000
+    flows = make_flows(src, dst, rng.integers(2_000, 40_000, n), start)
+    packet, wormhole = both(Scenario(leaf_spine(4, 2, 2), flows, preset("dcqcn")))
+    assert wormhole.attrs["skips"] == 0
+    np.testing.assert_array_equal(packet["fct"].values, wormhole["fct"].values)
+    np.testing.assert_array_equal(packet["port_queue"].values, wormhole["port_queue"].values)
+
+
+def test_a_dependent_flow_interrupts_a_skip_and_the_partition_skips_back():
+    # flow 0 runs alone on 0 -> 1; flow 1 (2 -> 3, elsewhere) finishes mid-way and releases flow 2,
+    # which joins flow 0's bottleneck at a moment nobody could foresee
+    flows = make_flows([0, 2, 3], [1, 3, 1], [30_000_000, 5_000_000, 5_000_000], 0, deps=[(), (), (1,)])
+    packet, wormhole = both(Scenario(star(4), flows, preset("dctcp"), telemetry=Telemetry.off()))
+    assert wormhole.attrs["skip_backs"] >= 1
+    assert fct_error(packet, wormhole).max() < 0.01
+    assert wormhole["start"].values[2] == pytest.approx(packet["start"].values[2], rel=0.005)
+
+
+def test_wormhole_outputs_have_the_packet_outputs_and_its_statistics():
+    scenario = Scenario(star(3), make_flows([1, 2], [0, 0], [3_000_000, 3_000_000], 0), preset("hp"))
+    packet, wormhole = both(replace(scenario, telemetry=Telemetry(interval_ps=5_000_000)))
+    assert set(packet.data_vars) <= set(wormhole.data_vars)
+    for name in ("skips", "events_skipped_estimate", "partitions_max", "steady_entries"):
+        assert name in wormhole.attrs
+    assert wormhole["partition_count"].max() == 1
+    assert wormhole.attrs["mode"] == "wormhole"

@@ -1,0 +1,189 @@
+"""Fast-forwarding a steady partition: how far, how many bytes, and undoing part of it (skip-back).
+
+A skip of ``dt`` moves the partition's pending events ``dt`` later (engine.offset) and credits each flow
+``goodput x dt`` bytes, rounded down to whole packets. It ends before the partition's first flow would
+put its last packets on the wire (those few packets then run packet by packet, so completion times
+come from the packet-level tail), and before any known flow start on the partition's ports. A flow
+that starts earlier than foreseen on those ports skips the partition back to that moment.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.offset import offset_partition
+
+TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
+FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
+
+
+@dataclass
+class Skip:
+    """One fast-forward in progress; ``goodput`` in bytes/ps per flow id."""
+
+    part: int
+    start: int
+    end: int
+    goodput: dict
+    adv: np.ndarray  # bytes credited per flow (index = flow id)
+    port_bytes: np.ndarray
+    events_per_byte: dict = field(default_factory=dict)
+
+
+class FastForward:
+    """Plans and applies skips on an engine state; keeps the statistics of what was skipped."""
+
+    def __init__(self, state, flows, payload: int, data_header: int, ack_wire: int, min_skip_ps: int,
+                 window_ps: int, theta: float):
+        self.state = state
+        self.window_ps = window_ps
+        self.theta = theta
+        self.history: dict[int, tuple[dict, int]] = {}  # per partition: goodputs of its last skip, skip cap
+        self.payload = payload
+        self.data_wire = payload + data_header
+        self.ack_wire = ack_wire
+        self.min_skip_ps = min_skip_ps
+        fl = state.fl
+        self.data_ports = [
+            state.path_ports[b : b + n] for b, n in zip(fl[:, L.FL_PATH_BEGIN], fl[:, L.FL_PATH_LEN], strict=True)
+        ]
+        self.ack_ports = [
+            state.path_ports[b : b + n] for b, n in zip(fl[:, L.FL_APATH_BEGIN], fl[:, L.FL_APATH_LEN], strict=True)
+        ]
+        self.active: dict[int, Skip] = {}
+        self.events_skipped = 0.0
+        self.skips_taken = 0
+        self.skip_backs = 0
+        self.ff_time = np.zeros(len(flows), dtype=np.int64)  # per flow, ps fast-forwarded
+        self._known_starts = self._index_known_starts(flows)
+
+    def _index_known_starts(self, flows) -> dict[int, np.ndarray]:
+        """Per port, sorted start times of flows that wait for nobody: the predetermined interrupts."""
+        starts: dict[int, list[int]] = {}
+        for f in np.flatnonzero(np.diff(flows.dep_offset) == 0):
+            for p in np.concatenate([self.data_ports[f], self.ack_ports[f]]):
+                starts.setdefault(int(p), []).append(int(flows.start_ps[f]))
+        return {p: np.sort(np.asarray(t, dtype=np.int64)) for p, t in starts.items()}
+
+    def next_known_start(self, ports: set[int], now: int) -> int:
+        best = np.iinfo(np.int64).max
+        for p in ports:
+            times = self._known_starts.get(p)
+            if times is not None:
+                i = np.searchsorted(times, now, side="left")  # a start at this very instant counts too
+                if i < len(times):
+                    best = min(best, int(times[i]))
+        return best
+
+    def forget(self, part: int) -> None:
+        """The partition's membership changed: its skip history no longer applies."""
+        self.history.pop(part, None)
+
+    def _cap(self, part: int, goodput: dict) -> int:
+        """Longest skip allowed now. A steady partition can still drift slowly (a rate the window cannot
+        see changing); each skip is therefore bounded, and the bound doubles while the measured rates
+        stay within theta/2 of the previous skip's, and halves when they moved more."""
+        first = FIRST_CAP_WINDOWS * self.window_ps
+        previous = self.history.get(part)
+        if previous is None:
+            return first
+        rates, cap = previous
+        drift = max(abs(goodput[f] - rates[f]) / rates[f] if f in rates else 1.0 for f in goodput)
+        return cap * 2 if drift < self.theta / 2 else max(cap // 2, 2 * self.window_ps)
+
+    def try_skip(self, part: int, members: set[int], ports: set[int], now: int, horizon: int) -> bool:
+        """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
+        fl, ff = self.state.fl, self.state.ff
+        dt = min(horizon, self.next_known_start(ports, now)) - now
+        goodput = {}
+        for f in members:
+            rate = ff[f, L.FF_GOODPUT]  # bytes per ps
+            left = fl[f, L.FL_SIZE] - fl[f, L.FL_SND_NXT] - TAIL_PACKETS * self.payload
+            if rate <= 0 or left <= 0:
+                return False
+            goodput[f] = rate
+            dt = min(dt, int(left / rate))
+        cap = self._cap(part, goodput)
+        dt = min(dt, cap)
+        dt -= dt % 1000  # keep every event on the reference's 1 ns grid
+        if dt < self.min_skip_ps:
+            return False
+        adv = np.zeros(fl.shape[0], dtype=np.int64)
+        port_bytes = np.zeros(self.state.pt.shape[0], dtype=np.int64)
+        for f, rate in goodput.items():
+            adv[f] = int(rate * dt) // self.payload * self.payload
+            self._credit_ports(port_bytes, f, adv[f])
+        offset_partition(
+            self.state.g,
+            self.state.heap,
+            self.state.pk,
+            self.state.pt,
+            fl,
+            self.state.active,
+            part,
+            dt,
+            adv,
+            port_bytes,
+        )
+        parts = self.state.parts
+        parts[part, L.PA_SKIP_START] = now
+        parts[part, L.PA_SKIP_END] = now + dt
+        self.active[part] = Skip(part, now, now + dt, goodput, adv, port_bytes)
+        self.history[part] = (goodput, cap)
+        # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
+        parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
+        self.skips_taken += 1
+        return True
+
+    def _offset(self, part: int, dt: int, adv: np.ndarray, port_bytes: np.ndarray) -> None:
+        s = self.state
+        offset_partition(s.g, s.heap, s.pk, s.pt, s.fl, s.active, part, dt, adv, port_bytes)
+        # the steady-test window lives in the partition's own (shifted) timeline: its acked bytes move too
+        s.una_ring[adv != 0] += adv[adv != 0, None]
+
+    def _credit_ports(self, port_bytes: np.ndarray, f: int, nbytes: int) -> None:
+        packets = nbytes // self.payload
+        port_bytes[self.data_ports[f]] += packets * self.data_wire
+        port_bytes[self.ack_ports[f]] += packets * self.ack_wire
+
+    def skip_back(self, part: int, now: int) -> None:
+        """Cut partition ``part``'s skip short at ``now``: its events come back and its credit shrinks."""
+        skip = self.active.pop(part)
+        fl = self.state.fl
+        adv = np.zeros(fl.shape[0], dtype=np.int64)
+        port_bytes = np.zeros(self.state.pt.shape[0], dtype=np.int64)
+        for f, rate in skip.goodput.items():
+            kept = int(rate * (now - skip.start)) // self.payload * self.payload
+            adv[f] = kept - skip.adv[f]
+            self._credit_ports(port_bytes, f, adv[f])
+        offset_partition(
+            self.state.g,
+            self.state.heap,
+            self.state.pk,
+            self.state.pt,
+            fl,
+            self.state.active,
+            part,
+            now - skip.end,
+            adv,
+            port_bytes,
+        )
+        self.state.parts[part, L.PA_SKIP_END] = 0
+        skip.adv += adv
+        skip.end = now
+        self.skip_backs += 1
+        self._account(skip)
+
+    def finish(self, part: int, now: int) -> None:
+        """Book a skip whose end has been reached (called when the partition changes or the run ends)."""
+        skip = self.active.get(part)
+        if skip is not None and skip.end <= now:
+            del self.active[part]
+            self._account(skip)
+
+    def _account(self, skip: Skip) -> None:
+        for f in skip.goodput:
+            self.ff_time[f] += skip.end - skip.start
+            hops = len(self.data_ports[f]) + len(self.ack_ports[f])
+            self.events_skipped += skip.adv[f] / self.payload * 2 * hops  # a TX_DONE and an ARRIVE per hop

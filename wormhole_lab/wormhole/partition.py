@@ -1,0 +1,105 @@
+"""Port-level partitions: connected components of the bipartite graph of active flows and the ports they use.
+
+A flow uses the egress ports of its data path and of its ACK path (ACKs share the data class at
+switches, so they interact through the same queues). Partitions are updated incrementally: a new flow
+joins the one partition it touches, founds a new one, or merges several; a finished flow leaves, and
+its partition is split locally when that flow was the only link between two groups. Ids are stable
+while a partition lives (merges keep the largest one's id), so widgets can follow them.
+"""
+
+from collections import deque
+
+import networkx as nx
+import numpy as np
+
+
+class Partitions:
+    """Active flows grouped into partitions; ids are small integers < number of flows."""
+
+    def __init__(self, flow_ports: list[np.ndarray]):
+        self._flow_ports = flow_ports
+        self._port_flows: dict[int, set[int]] = {}
+        self.of_flow: dict[int, int] = {}
+        self.flows: dict[int, set[int]] = {}
+        self._free_ids = list(range(len(flow_ports) - 1, -1, -1))  # pop() gives the smallest id first
+
+    def ports(self, part: int) -> set[int]:
+        return {int(p) for f in self.flows[part] for p in self._flow_ports[f]}
+
+    def touched_by(self, f: int) -> set[int]:
+        """Partitions that share a port with flow ``f``'s paths."""
+        return {self.of_flow[g] for p in self._flow_ports[f] for g in self._port_flows.get(int(p), ())}
+
+    def add(self, f: int) -> tuple[int, set[int]]:
+        """Insert a started flow; returns (its partition, ids of partitions merged into it)."""
+        touched = self.touched_by(f)
+        for p in self._flow_ports[f]:
+            self._port_flows.setdefault(int(p), set()).add(f)
+        if not touched:
+            part = self._free_ids.pop()
+            self.flows[part] = set()
+            merged = set()
+        else:
+            part = max(touched, key=lambda q: (len(self.flows[q]), -q))
+            merged = touched - {part}
+            for q in merged:
+                for g in self.flows.pop(q):
+                    self.of_flow[g] = part
+                    self.flows[part].add(g)
+                self._free_ids.append(q)
+        self.flows[part].add(f)
+        self.of_flow[f] = part
+        return part, merged
+
+    def remove(self, f: int) -> tuple[int, list[int]]:
+        """Drop a finished flow; returns (its former partition, ids of partitions split off from it)."""
+        part = self.of_flow.pop(f)
+        for p in self._flow_ports[f]:
+            users = self._port_flows[int(p)]
+            users.discard(f)
+            if not users:
+                del self._port_flows[int(p)]
+        members = self.flows[part]
+        members.discard(f)
+        if not members:
+            del self.flows[part]
+            self._free_ids.append(part)
+            return part, []
+        components = self._components(members)
+        if len(components) == 1:
+            return part, []
+        components.sort(key=len, reverse=True)
+        self.flows[part] = components[0]
+        new_ids = []
+        for component in components[1:]:
+            q = self._free_ids.pop()
+            self.flows[q] = component
+            for g in component:
+                self.of_flow[g] = q
+            new_ids.append(q)
+        return part, new_ids
+
+    def _components(self, members: set[int]) -> list[set[int]]:
+        """Connected components of ``members`` through shared ports (a local BFS, not a full recompute)."""
+        left, components = set(members), []
+        while left:
+            start = left.pop()
+            component, queue = {start}, deque([start])
+            while queue:
+                g = queue.popleft()
+                for p in self._flow_ports[g]:
+                    for h in self._port_flows.get(int(p), ()):
+                        if h in left:
+                            left.discard(h)
+                            component.add(h)
+                            queue.append(h)
+            components.append(component)
+        return components
+
+    def recompute(self) -> list[set[int]]:
+        """The partitions from scratch with networkx (the fallback, and the check on the incremental path)."""
+        graph = nx.Graph()
+        for f in self.of_flow:
+            graph.add_node(("f", f))
+            graph.add_edges_from((("f", f), ("p", int(p))) for p in self._flow_ports[f])
+        return [{n[1] for n in comp if n[0] == "f"} for comp in nx.connected_components(graph)]
