@@ -49,3 +49,14 @@ def test_console_script_help_lists_examples():
     cmd = [exe] if exe else [sys.executable, "-m", "wormhole_lab.cli"]
     out = subprocess.run([*cmd, "ns3", "--help"], capture_output=True, text=True, check=True).stdout
     assert "examples:" in out and "config.txt" in out
+
+
+def test_ns3_subcommand_in_wormhole_mode_writes_the_same_files_and_statistics(tmp_path, data_dir, monkeypatch, capsys):
+    work = tmp_path / "s1"
+    shutil.copytree(data_dir / "validation" / "s1_single_flow", work)
+    monkeypatch.chdir(work)
+    assert main(["ns3", "config_hpcc.txt", "--mode", "wormhole"]) == 0
+    captured = capsys.readouterr()
+    assert "events executed" in captured.err and "skipped" in captured.err
+    fct = int((work / "fct.txt").read_text().split()[6])
+    assert abs(fct - 921013) / 921013 < 0.01
