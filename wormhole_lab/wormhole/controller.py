@@ -5,21 +5,35 @@ partition back if a new flow touches it) and when a partition turned steady (fas
 Everything else runs in the compiled kernel.
 """
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
 
+import wormhole_lab
 from wormhole_lab.engine import layout as L
-from wormhole_lab.wormhole.fastforward import FastForward
+from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
+from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, to_json
+from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 
 @dataclass(frozen=True)
 class WormholeConfig:
-    """Knobs of the accelerated mode."""
+    """Knobs of the accelerated mode. ``memo``: path of the SQLite memo DB (None: no memoization)."""
 
     steady: SteadyConfig = field(default_factory=SteadyConfig)
+    memo: str | None = None
+
+
+def config_fingerprint(engine_config) -> str:
+    """Everything in the engine configuration that shapes a transient (not the seed or the stop time)."""
+    manifest = json.loads(engine_config.manifest_json())
+    for key in ("seed", "stop_time_ps"):
+        manifest.pop(key)
+    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:32]
 
 
 class WormholeController:
@@ -28,13 +42,27 @@ class WormholeController:
         steady = config.steady.for_cca(engine_config)
         payload = engine_config.payload_bytes
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta)
-        self.ff = FastForward(state, flows, payload, data_header, ack_wire, steady.min_skip_ps,
-                              steady.window * steady.interval_ps, steady.theta)
+        self.ff = FastForward(
+            state,
+            flows,
+            payload,
+            data_header,
+            ack_wire,
+            steady.min_skip_ps,
+            steady.window * steady.interval_ps,
+            steady.theta,
+        )
         ports = [np.unique(np.concatenate([d, a])) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)]
         self.partitions = Partitions(ports)
         self.retry_ps = steady.window * steady.interval_ps
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
+        self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
+        self.fingerprint = config_fingerprint(engine_config)
+        self.port_sets = [set(p.tolist()) for p in ports]
+        self.hops = [len(d) + len(a) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)]
+        self.line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
+        self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
 
     def on_flow_event(self) -> None:
         g, fl = self.state.g, self.state.fl
@@ -48,6 +76,7 @@ class WormholeController:
                 self.ff.finish(part, now)
             part, _ = self.partitions.add(f)
             self._assign(part)
+            self._formed(part, now)
         else:
             self.ff.finish(self.partitions.of_flow[f], now)
             part, split_off = self.partitions.remove(f)
@@ -61,6 +90,7 @@ class WormholeController:
             for q in [part, *split_off]:
                 if q in self.partitions.flows:
                     self._assign(q)
+                    self._formed(q, now)
         self.partition_log.append((now, len(self.partitions.flows)))
 
     def _assign(self, part: int) -> None:
@@ -76,6 +106,63 @@ class WormholeController:
         self.state.pt[ports, L.PT_PART] = part
         self.state.parts[part, :] = 0
 
+    def _graph(self, members):
+        rates = {f: self.state.fl[f, L.FL_RATE] for f in members}
+        line = {f: int(self.line_bps[f]) for f in members}
+        hops = {f: self.hops[f] for f in members}
+        return conflict_graph(members, {f: self.port_sets[f] for f in members}, rates, line, hops)
+
+    def _formed(self, part: int, now: int) -> None:
+        """A partition changed: take its transient from the memo DB, or start watching it for one."""
+        self.pending.pop(part, None)
+        if self.memo is None or not self.memo.usable:
+            return
+        members = frozenset(self.partitions.flows[part])
+        graph = self._graph(members)
+        key = canonical_key(graph)
+        for stored, value in self.memo.candidates(self.fingerprint, key):
+            mapping = match(from_json(stored), graph)
+            if mapping is not None and self._apply(part, members, value, mapping, now):
+                self.memo.hits += 1
+                return
+        self.memo.misses += 1
+        una = {f: int(self.state.fl[f, L.FL_SND_UNA]) for f in members}
+        self.pending[part] = (now, key, to_json(graph), members, una)
+
+    def _apply(self, part, members, value, mapping, now) -> bool:
+        """Use a stored transient if every flow has room for it and no known start falls inside it."""
+        t_conv, fl = value["t_conv"], self.state.fl
+        if self.ff.next_known_start(self.partitions.ports(part), now) < now + t_conv:
+            return False
+        flows = {}
+        for i, entry in enumerate(value["flows"]):
+            f = mapping[i]
+            room = fl[f, L.FL_SIZE] - fl[f, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload
+            if entry["bytes"] > room:
+                return False
+            flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
+        self.ff.memo_jump(part, now, t_conv, flows)
+        return True
+
+    def _record(self, part: int, now: int) -> None:
+        """The watched transient of ``part`` has converged: store what it produced."""
+        t0, key, graph, members, una = self.pending.pop(part)
+        if members != frozenset(self.partitions.flows[part]) or now <= t0:
+            return
+        fl, ff = self.state.fl, self.state.ff
+        value = {
+            "t_conv": now - t0,
+            "flows": [
+                {
+                    "bytes": int(fl[f, L.FL_SND_UNA] - una[f]),
+                    "int": fl[f, list(STATE_INT)].tolist(),
+                    "float": ff[f, list(STATE_FLOAT)].tolist(),
+                }
+                for f in sorted(members)
+            ],
+        }
+        self.memo.insert(self.fingerprint, key, graph, value)
+
     def on_steady(self, horizon: int) -> None:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])
         for part in np.flatnonzero(parts[:, L.PA_CANDIDATE]).tolist():
@@ -83,6 +170,8 @@ class WormholeController:
             if part not in self.partitions.flows:
                 continue
             self.ff.finish(part, now)
+            if part in self.pending:
+                self._record(part, now)
             members, ports = self.partitions.flows[part], self.partitions.ports(part)
             if self.ff.try_skip(part, members, ports, now, horizon):
                 self.steady_entries += 1
@@ -92,6 +181,8 @@ class WormholeController:
     def finish(self, now: int) -> None:
         for part in list(self.ff.active):
             self.ff.finish(part, max(now, self.ff.active[part].end))
+        if self.memo is not None:
+            self.memo.close()
 
     def attrs(self) -> dict:
         counts = [n for _, n in self.partition_log] or [0]
@@ -102,6 +193,24 @@ class WormholeController:
             "steady_entries": self.steady_entries,
             "partitions_max": int(max(counts)),
             "partitions_mean": float(np.mean(counts)),
+            **self._memo_attrs(),
+        }
+
+    def _memo_attrs(self) -> dict:
+        memo = self.memo
+        if memo is None:
+            return {"memo": "off"}
+        hit_rate = memo.hits / memo.lookups if memo.lookups else 0.0
+        return {
+            "memo": str(memo.path),
+            "memo_usable": int(memo.usable),
+            "memo_lookups": memo.lookups,
+            "memo_hits": memo.hits,
+            "memo_misses": memo.misses,
+            "memo_inserts": memo.inserts,
+            "memo_hit_rate": hit_rate,
+            "memo_bad_entries": memo.bad_entries,
+            "memo_db_bytes": memo.size_bytes(),
         }
 
     def flow_variables(self, fct_ps: np.ndarray) -> dict:

@@ -7,20 +7,38 @@ come from the packet-level tail), and before any known flow start on the partiti
 that starts earlier than foreseen on those ports skips the partition back to that moment.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.offset import offset_partition
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
 
 
+# the per-flow CCA state a memoized transient restores (sequence-valued state moves with the offset)
+STATE_INT = (
+    L.FL_RATE,
+    L.FL_TARGET,
+    L.FL_STAGE,
+    L.FL_ALPHA_CNP,
+    L.FL_DEC_CNP,
+    L.FL_FIRST_CNP,
+    L.FL_CUR_RATE,
+    L.FL_LAST_RTT,
+    L.FL_CA_STATE,
+    L.FL_ECN_CNT,
+    L.FL_BATCH,
+)
+STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
+
+
 @dataclass
 class Skip:
-    """One fast-forward in progress; ``goodput`` in bytes/ps per flow id."""
+    """One fast-forward (or memoized transient) in progress; ``goodput`` in bytes/ps per flow id."""
 
     part: int
     start: int
@@ -28,14 +46,23 @@ class Skip:
     goodput: dict
     adv: np.ndarray  # bytes credited per flow (index = flow id)
     port_bytes: np.ndarray
-    events_per_byte: dict = field(default_factory=dict)
+    memo: bool = False
 
 
 class FastForward:
     """Plans and applies skips on an engine state; keeps the statistics of what was skipped."""
 
-    def __init__(self, state, flows, payload: int, data_header: int, ack_wire: int, min_skip_ps: int,
-                 window_ps: int, theta: float):
+    def __init__(
+        self,
+        state,
+        flows,
+        payload: int,
+        data_header: int,
+        ack_wire: int,
+        min_skip_ps: int,
+        window_ps: int,
+        theta: float,
+    ):
         self.state = state
         self.window_ps = window_ps
         self.theta = theta
@@ -56,6 +83,7 @@ class FastForward:
         self.skips_taken = 0
         self.skip_backs = 0
         self.ff_time = np.zeros(len(flows), dtype=np.int64)  # per flow, ps fast-forwarded
+        self.memo_time = np.zeros(len(flows), dtype=np.int64)  # per flow, ps taken from the memo DB
         self._known_starts = self._index_known_starts(flows)
 
     def _index_known_starts(self, flows) -> dict[int, np.ndarray]:
@@ -136,6 +164,28 @@ class FastForward:
         self.skips_taken += 1
         return True
 
+    def memo_jump(self, part: int, now: int, t_conv: int, flows: dict) -> None:
+        """Skip a transient whose outcome the memo DB knows: ``flows`` maps flow id -> (bytes, int state,
+        float state). The partition resumes at ``now + t_conv`` in the stored converged state."""
+        fl, ff = self.state.fl, self.state.ff
+        adv = np.zeros(fl.shape[0], dtype=np.int64)
+        port_bytes = np.zeros(self.state.pt.shape[0], dtype=np.int64)
+        for f, (nbytes, _, _) in flows.items():
+            adv[f] = nbytes // self.payload * self.payload
+            self._credit_ports(port_bytes, f, adv[f])
+        self._offset(part, t_conv, adv, port_bytes)
+        for f, (_, state_int, state_float) in flows.items():
+            restarts_timers = fl[f, L.FL_FIRST_CNP] == 1 and state_int[STATE_INT.index(L.FL_FIRST_CNP)] == 0
+            fl[f, list(STATE_INT)] = state_int
+            ff[f, list(STATE_FLOAT)] = state_float
+            if restarts_timers and int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
+                resume_timers(self.state.g, self.state.heap, fl, self.state.ci, f, now + t_conv)
+        parts = self.state.parts
+        parts[part, L.PA_SKIP_START] = now
+        parts[part, L.PA_SKIP_END] = now + t_conv
+        goodput = {f: adv[f] / t_conv for f in flows}
+        self.active[part] = Skip(part, now, now + t_conv, goodput, adv, port_bytes, memo=True)
+
     def _offset(self, part: int, dt: int, adv: np.ndarray, port_bytes: np.ndarray) -> None:
         s = self.state
         offset_partition(s.g, s.heap, s.pk, s.pt, s.fl, s.active, part, dt, adv, port_bytes)
@@ -184,6 +234,6 @@ class FastForward:
 
     def _account(self, skip: Skip) -> None:
         for f in skip.goodput:
-            self.ff_time[f] += skip.end - skip.start
+            (self.memo_time if skip.memo else self.ff_time)[f] += skip.end - skip.start
             hops = len(self.data_ports[f]) + len(self.ack_ports[f])
             self.events_skipped += skip.adv[f] / self.payload * 2 * hops  # a TX_DONE and an ARRIVE per hop

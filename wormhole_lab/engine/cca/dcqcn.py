@@ -95,3 +95,12 @@ def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
             fl[f, FL_TARGET] = min(fl[f, FL_TARGET] + ci[CI_RATE_HAI], fl[f, FL_MAX_RATE])
         fl[f, FL_RATE] = fl[f, FL_RATE] // 2 + fl[f, FL_TARGET] // 2
         fl[f, FL_STAGE] = stage + 1
+
+
+@kernel
+def resume_timers(g, heap, fl, ci, f, t):
+    """Start the alpha, decrease-check and increase timers at ``t`` for a flow whose DCQCN state was restored
+    from a memoized transient (its own first CNP, which would have started them, was skipped)."""
+    push(g, heap, t + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
+    push(g, heap, t + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
+    push(g, heap, t + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])

@@ -1,0 +1,88 @@
+"""The memo DB: hits reproduce the memo-off results, it persists, and a bad file is never trusted."""
+
+import sqlite3
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.builders import star
+from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.memo import MemoWarning
+
+
+@pytest.fixture(scope="module")
+def rounds_scenario():
+    """Six rounds of a 2-to-1 incast, each round starting when the previous one finished: a repeating pattern."""
+    src, dst, size, deps = [], [], [], []
+    for r in range(6):
+        for k in (1, 2):
+            src.append(k)
+            dst.append(0)
+            size.append(4_000_000)
+            deps.append(tuple(range(2 * (r - 1), 2 * r)) if r else ())
+    flows = make_flows(src, dst, size, 0, deps=deps)
+    return Scenario(star(3), flows, preset("dctcp"), telemetry=Telemetry.off())
+
+
+def run(scenario, memo):
+    return Simulation(replace(scenario, wormhole=WormholeConfig(memo=memo)), mode="wormhole").run()
+
+
+@pytest.fixture(scope="module")
+def memo_off(rounds_scenario):
+    return run(rounds_scenario, None)
+
+
+def test_memo_hits_give_the_memo_off_results_within_1_percent(rounds_scenario, memo_off, tmp_path):
+    with_memo = run(rounds_scenario, str(tmp_path / "memo.sqlite"))
+    assert with_memo.attrs["memo_hits"] >= 4 and with_memo.attrs["memo_inserts"] >= 1
+    assert np.abs(with_memo["fct"].values / memo_off["fct"].values - 1).max() < 0.01
+    assert with_memo["time_memo_fraction"].max() > 0
+    assert with_memo.attrs["memo_db_bytes"] > 0
+
+
+def test_the_db_persists_between_runs(rounds_scenario, tmp_path):
+    path = str(tmp_path / "memo.sqlite")
+    run(rounds_scenario, path)
+    second = run(rounds_scenario, path)
+    assert second.attrs["memo_hits"] >= 5
+    rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    assert rows >= 1
+
+
+def test_a_garbage_file_is_reported_and_the_run_goes_on_without_it(rounds_scenario, memo_off, tmp_path):
+    path = tmp_path / "memo.sqlite"
+    path.write_bytes(b"this is not an sqlite database" * 100)
+    with pytest.warns(MemoWarning, match="unreadable"):
+        ds = run(rounds_scenario, str(path))
+    assert ds.attrs["memo_usable"] == 0
+    np.testing.assert_array_equal(ds["fct"].values, memo_off["fct"].values)
+
+
+def test_a_foreign_schema_is_not_used(rounds_scenario, memo_off, tmp_path):
+    path = tmp_path / "memo.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '999')")
+    conn.commit()
+    conn.close()
+    with pytest.warns(MemoWarning, match="schema 999"):
+        ds = run(rounds_scenario, str(path))
+    np.testing.assert_array_equal(ds["fct"].values, memo_off["fct"].values)
+
+
+def test_a_tampered_entry_fails_its_checksum_and_is_skipped(rounds_scenario, memo_off, tmp_path):
+    path = str(tmp_path / "memo.sqlite")
+    run(rounds_scenario, path)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE entries SET value = replace(value, '\"t_conv\": ', '\"t_conv\": 9')")
+    conn.commit()
+    conn.close()
+    ds = run(rounds_scenario, path)
+    assert ds.attrs["memo_bad_entries"] > 0
+    assert np.abs(ds["fct"].values / memo_off["fct"].values - 1).max() < 0.01

@@ -1,0 +1,70 @@
+"""The Flow Conflict Graph of a partition and its canonical key.
+
+Vertices are flows, labelled by their rate quantised to 5 % of line rate plus the shape of their
+paths (hops and bottleneck speed, which the paper's FCG ignores but which change the transient);
+edges join flows that share ports, labelled by how many they share. The key is a Weisfeiler-Lehman
+hash of that labelled graph; a hit is confirmed by a labelled isomorphism, which also maps the stored
+flows onto the current ones.
+"""
+
+import json
+
+import networkx as nx
+from networkx.algorithms.isomorphism import GraphMatcher
+
+RATE_LEVELS = 20  # rates are compared in steps of 1/20 of the line rate
+
+
+def conflict_graph(members, flow_ports: dict, rate_bps: dict, line_bps: dict, hops: dict) -> nx.Graph:
+    graph = nx.Graph()
+    for f in members:
+        level = round(rate_bps[f] / line_bps[f] * RATE_LEVELS)
+        graph.add_node(f, label=f"{level}/{hops[f]}/{line_bps[f]}")
+    members = sorted(members)
+    for i, f in enumerate(members):
+        for g in members[i + 1 :]:
+            shared = len(flow_ports[f] & flow_ports[g])
+            if shared:
+                graph.add_edge(f, g, label=str(shared))
+    return graph
+
+
+def canonical_key(graph: nx.Graph) -> str:
+    return nx.weisfeiler_lehman_graph_hash(graph, node_attr="label", edge_attr="label", iterations=3)
+
+
+def to_json(graph: nx.Graph) -> str:
+    """Node order is the stored order: values are kept in that order."""
+    nodes = sorted(graph.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    return json.dumps(
+        {
+            "labels": [graph.nodes[n]["label"] for n in nodes],
+            "edges": sorted(
+                [min(index[u], index[v]), max(index[u], index[v]), d["label"]] for u, v, d in graph.edges(data=True)
+            ),
+        }
+    )
+
+
+def from_json(text: str) -> nx.Graph:
+    data = json.loads(text)
+    graph = nx.Graph()
+    for i, label in enumerate(data["labels"]):
+        graph.add_node(i, label=label)
+    for u, v, label in data["edges"]:
+        graph.add_edge(u, v, label=label)
+    return graph
+
+
+def match(stored: nx.Graph, current: nx.Graph) -> dict | None:
+    """stored vertex index -> current flow id, or None when the graphs are not label-isomorphic."""
+    if stored.number_of_nodes() != current.number_of_nodes() or stored.number_of_edges() != current.number_of_edges():
+        return None
+    matcher = GraphMatcher(
+        stored,
+        current,
+        node_match=lambda a, b: a["label"] == b["label"],
+        edge_match=lambda a, b: a["label"] == b["label"],
+    )
+    return next(matcher.isomorphisms_iter(), None)
