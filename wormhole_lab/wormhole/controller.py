@@ -214,18 +214,20 @@ class WormholeController:
         }
 
     def flow_variables(self, fct_ps: np.ndarray) -> dict:
-        """Per flow, the fraction of its lifetime fast-forwarded (memoization adds its own share later)."""
+        """Per flow, the share of its lifetime run packet by packet, fast-forwarded, or taken from the memo DB."""
         lifetime = np.where(fct_ps > 0, fct_ps, 1)
         ff_fraction = np.where(fct_ps > 0, self.ff.ff_time / lifetime, 0.0)
+        memo_fraction = np.where(fct_ps > 0, self.ff.memo_time / lifetime, 0.0)
         return {
             "time_fastforward_fraction": (ff_fraction, "fraction of the flow's lifetime that was fast-forwarded"),
+            "time_memo_fraction": (memo_fraction, "fraction of the flow's lifetime taken from the memo DB"),
             "time_packet_fraction": (
-                np.where(fct_ps > 0, 1 - ff_fraction, 0.0),
+                np.where(fct_ps > 0, 1 - ff_fraction - memo_fraction, 0.0),
                 "fraction of the flow's lifetime simulated packet by packet",
             ),
             "skipped_bytes": (
                 self.state.fl[:, L.FL_SKIPPED_BYTES].copy(),
-                "bytes credited by fast-forwarding rather than simulated packet by packet",
+                "bytes credited by fast-forwarding or the memo DB rather than simulated packet by packet",
             ),
         }
 
