@@ -60,7 +60,10 @@ class WormholeController:
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
         self.fingerprint = config_fingerprint(engine_config)
         self.port_sets = [set(p.tolist()) for p in ports]
-        self.hops = [len(d) + len(a) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)]
+        # path shape in the FCG labels: hop count and one-way propagation delay (ns) of data and ACK paths
+        delay = state.pt[:, L.PT_DELAY]
+        self.hops = [f"{len(d)}+{len(a)}@{int(delay[d].sum() // 1000)}+{int(delay[a].sum() // 1000)}"
+                     for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)]
         self.line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
 

@@ -1,0 +1,81 @@
+"""Wormhole mode against packet mode on the same LLM-training iterations (HPCC, the paper's default CCA).
+
+For each workload it runs packet mode, Wormhole mode with steady-state fast-forward only, and Wormhole
+mode with a fresh memo DB, all in this one process, and prints the speedup (wall time and events),
+the fraction of events skipped, the memo hit rate, mean and p99 per-flow FCT error and the
+iteration-time error. ``--scale`` shrinks the models (hidden size and layers) so that packet mode
+finishes in minutes; ``--scale 1`` runs the paper's Table 1 sizes (64 GPUs: GPT-7B and MoE 8x7B).
+
+usage: python benchmarks/bench_wormhole.py [--scale 0.5] [--gpus 64] [--cca hp]
+"""
+
+import argparse
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.builders import rail_optimized
+from wormhole_lab.workload.llm import training_iteration
+from wormhole_lab.workload.models import get_model, placement_for
+from wormhole_lab.wormhole.controller import WormholeConfig
+
+
+def scaled(name: str, scale: float):
+    model = get_model(name)
+    if scale >= 1:
+        return model
+    return model.replace(
+        hidden=max(256, int(model.hidden * scale) // 64 * 64),
+        ffn=max(1024, int(model.ffn * scale) // 64 * 64),
+        layers=max(2, int(model.layers * scale)),
+    )
+
+
+def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
+    t0 = time.perf_counter()
+    packet = Simulation(scenario, mode="packet").run()
+    t_packet = time.perf_counter() - t0
+    print(
+        f"{label}: {len(scenario.flows)} flows, {scenario.flows.size.sum() / 1e9:.2f} GB, "
+        f"iteration {packet.attrs['iteration_time_ps'] / 1e9:.3f} ms; packet mode {t_packet:.1f} s, "
+        f"{packet.attrs['events_executed']:,} events"
+    )
+    for name, config in (("steady only", WormholeConfig()), ("steady + memo", WormholeConfig(memo=str(memo_path)))):
+        t0 = time.perf_counter()
+        ds = Simulation(replace(scenario, wormhole=config), mode="wormhole").run()
+        wall = time.perf_counter() - t0
+        err = np.abs(ds["fct"].values / packet["fct"].values - 1)
+        executed, skipped = ds.attrs["events_executed"], ds.attrs["events_skipped_estimate"]
+        memo = f", memo hit rate {ds.attrs['memo_hit_rate']:.0%}" if "memo_hit_rate" in ds.attrs else ""
+        print(
+            f"  {name:<14} speedup {t_packet / wall:6.1f}x wall, {packet.attrs['events_executed'] / executed:6.1f}x "
+            f"events; skipped {skipped / (executed + skipped):.1%} of events{memo}; FCT error mean "
+            f"{err.mean():.3%} p99 {np.percentile(err, 99):.3%}; iteration-time error "
+            f"{abs(ds.attrs['iteration_time_ps'] / packet.attrs['iteration_time_ps'] - 1):.3%}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=0.5)
+    parser.add_argument("--gpus", type=int, default=64)
+    parser.add_argument("--cca", default="hp")
+    parser.add_argument("--models", default="GPT-7B,MoE-8x7B")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        for i, name in enumerate(args.models.split(",")):
+            placement = placement_for(name, args.gpus)
+            flows = training_iteration(scaled(name, args.scale), placement)
+            topo = rail_optimized(args.gpus // 8, 8)
+            scenario = Scenario(topo, flows, preset(args.cca), name=name, telemetry=Telemetry.off())
+            compare(f"{name} x{args.scale} on {placement}, {args.cca}", scenario, Path(folder) / f"memo{i}.sqlite")
+
+
+if __name__ == "__main__":
+    main()
