@@ -1,0 +1,280 @@
+"""Collectives as point-to-point flows with dependencies, appended to a FlowBuilder.
+
+Every generator takes ``after`` (rank -> flow ids the rank must see finish first: its previous
+work) and ``gap_ps`` (compute before the collective starts; an int, or a mapping rank -> int),
+and returns ``{rank: flow ids}``: the flows whose completion means the rank is done (its last
+sends and the last flows it receives), ready to pass as the next ``after``. A rank that takes part
+in no flow (n == 1, size 0) gets back its ``after`` ids and its gap was *not* spent: the caller
+must carry that compute forward (``RankClock`` does). A rank that only receives (possible only when
+``size < n``) is done with its incoming flows, and its own pending compute is dropped.
+
+Sizes follow NCCL-tests (and SimAI): ``size`` is the per-rank buffer of the collective. A share that
+does not divide evenly is spread over the first pieces (``split_bytes``); a share of 0 bytes makes
+no flow, and whatever waited for it waits for that flow's own dependencies instead.
+
+``chunk_bytes`` splits each step's data into pipelined pieces, as NCCL's slices do: the pieces of
+one step on one rank pair run in sequence (piece j waits for piece j-1), and piece j of step k
+waits for piece j of step k-1 (sent by this rank and received from the previous one), so later
+steps start before earlier steps have moved all their pieces.
+"""
+
+import math
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from wormhole_lab.errors import InputError
+from wormhole_lab.workload.flows import FlowBuilder
+
+__all__ = [
+    "RankClock",
+    "alltoall",
+    "ring_allgather",
+    "ring_allreduce",
+    "ring_reducescatter",
+    "send_recv",
+    "split_bytes",
+]
+
+Done = dict[int, tuple[int, ...]]
+
+
+def split_bytes(total: int, parts: int) -> list[int]:
+    """``total`` bytes in ``parts`` shares differing by at most one byte, larger shares first."""
+    q, r = divmod(int(total), int(parts))
+    return [q + (1 if i < r else 0) for i in range(parts)]
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A flow that was made (``ids == (fid,)``, ``carry == 0``) or skipped (0 bytes): then ``ids`` are
+    what it would have waited for and ``carry`` the compute it would have started after."""
+
+    ids: tuple[int, ...]
+    carry: int = 0
+
+
+def _emit(builder: FlowBuilder, src: int, dst: int, size: int, deps: Iterable[_Node], phase: str) -> _Node:
+    deps = list(deps)
+    ids = tuple(dict.fromkeys(i for d in deps for i in d.ids))
+    carry = max((d.carry for d in deps), default=0)
+    if size <= 0:
+        return _Node(ids, carry)
+    return _Node((builder.add(src, dst, size, deps=ids, gap_ps=carry, phase=phase),), 0)
+
+
+def _whole(value) -> int | None:
+    """``value`` as an int if it is a whole number (int, numpy int or integral float), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return int(value) if isinstance(value, float) and value.is_integer() else None
+
+
+def _check(fn: str, ranks, size, chunk_bytes) -> tuple[list[int], int, int | None]:
+    ranks = [operator.index(r) for r in ranks]
+    if len(set(ranks)) != len(ranks):
+        raise InputError(f"{fn}(ranks)", f"ranks {ranks} repeat a rank", "list each rank of the group once")
+    s = _whole(size)
+    if s is None or s < 0:
+        raise InputError(f"{fn}(size={size!r})", "size must be a whole number of bytes >= 0", "pass e.g. 2**20")
+    if chunk_bytes is not None:
+        c = _whole(chunk_bytes)
+        if c is None or c < 1:
+            raise InputError(
+                f"{fn}(chunk_bytes={chunk_bytes!r})",
+                "chunk_bytes must be a whole number >= 1",
+                "pass None (no chunking) or e.g. 4 * 2**20",
+            )
+        chunk_bytes = c
+    return ranks, s, chunk_bytes
+
+
+def _starts(ranks, after, gap_ps) -> dict[int, _Node]:
+    after = after or {}
+    out = {}
+    for r in ranks:
+        gap = gap_ps.get(r, 0) if isinstance(gap_ps, Mapping) else gap_ps
+        if gap < 0:
+            raise InputError(f"gap_ps[{r}]", f"compute gap {gap} ps is negative", "use 0 or more")
+        out[r] = _Node(tuple(int(i) for i in after.get(r, ())), int(gap))
+    return out
+
+
+def _passthrough(ranks, after) -> Done:
+    after = after or {}
+    return {r: tuple(int(i) for i in after.get(r, ())) for r in ranks}
+
+
+def _n_pieces(largest: int, chunk_bytes: int | None) -> int:
+    return 1 if chunk_bytes is None or largest == 0 else max(1, math.ceil(largest / chunk_bytes))
+
+
+def _ring(builder, fn, ranks, size, after, gap_ps, phase, chunk_bytes, steps) -> Done:
+    """Ring with ``steps`` = list of functions ``chunk_index(i, k)``; rank i sends to rank i+1."""
+    ranks, size, chunk_bytes = _check(fn, ranks, size, chunk_bytes)
+    n = len(ranks)
+    if n < 2 or size == 0:
+        return _passthrough(ranks, after)
+    chunks = split_bytes(size, n)
+    m = _n_pieces(chunks[0], chunk_bytes)
+    start = _starts(ranks, after, gap_ps)
+    prev = None  # prev[i][j]: node of piece j of the previous step sent by rank index i
+    for k, chunk_of in enumerate(steps):
+        cur = []
+        for i in range(n):
+            pieces = split_bytes(chunks[chunk_of(i, k)], m)
+            row = []
+            for j in range(m):
+                if k == 0:
+                    deps = [start[ranks[i]]] if j == 0 else [row[j - 1]]
+                else:
+                    deps = [prev[i][j], prev[i - 1][j]] + ([row[j - 1]] if j else [])
+                row.append(_emit(builder, ranks[i], ranks[(i + 1) % n], pieces[j], deps, phase))
+            cur.append(row)
+        prev = cur
+    return {ranks[i]: tuple(dict.fromkeys(prev[i][m - 1].ids + prev[i - 1][m - 1].ids)) for i in range(n)}
+
+
+def ring_allreduce(
+    builder: FlowBuilder,
+    ranks: Sequence[int],
+    size: int,
+    after: Mapping | None = None,
+    gap_ps: int | Mapping = 0,
+    phase: str = "dp",
+    chunk_bytes: int | None = None,
+) -> Done:
+    """Ring all-reduce = reduce-scatter then all-gather: 2(n-1) steps; in step k rank i sends chunk
+    ``(i-k-1) % n`` (reduce-scatter) or ``(i-k) % n`` (all-gather) of ``size/n`` bytes to rank i+1.
+    A step's send waits for the rank's previous send and for the previous step's send of rank i-1
+    (the data it forwards). Each rank sends ``2(n-1)/n * size`` bytes."""
+    n = len(ranks)
+    steps = [lambda i, k: (i - k - 1) % n] * (n - 1) + [lambda i, k, n1=n - 1: (i - (k - n1)) % n] * (n - 1)
+    return _ring(builder, "ring_allreduce", ranks, size, after, gap_ps, phase, chunk_bytes, steps)
+
+
+def ring_reducescatter(
+    builder: FlowBuilder,
+    ranks: Sequence[int],
+    size: int,
+    after: Mapping | None = None,
+    gap_ps: int | Mapping = 0,
+    phase: str = "dp",
+    chunk_bytes: int | None = None,
+) -> Done:
+    """Ring reduce-scatter of a ``size``-byte buffer per rank: n-1 steps of ``size/n`` bytes."""
+    n = len(ranks)
+    steps = [lambda i, k: (i - k - 1) % n] * (n - 1)
+    return _ring(builder, "ring_reducescatter", ranks, size, after, gap_ps, phase, chunk_bytes, steps)
+
+
+def ring_allgather(
+    builder: FlowBuilder,
+    ranks: Sequence[int],
+    size: int,
+    after: Mapping | None = None,
+    gap_ps: int | Mapping = 0,
+    phase: str = "dp",
+    chunk_bytes: int | None = None,
+) -> Done:
+    """Ring all-gather into a ``size``-byte buffer per rank (each contributes ``size/n``): n-1 steps."""
+    n = len(ranks)
+    steps = [lambda i, k: (i - k) % n] * (n - 1)
+    return _ring(builder, "ring_allgather", ranks, size, after, gap_ps, phase, chunk_bytes, steps)
+
+
+def alltoall(
+    builder: FlowBuilder,
+    ranks: Sequence[int],
+    size: int,
+    after: Mapping | None = None,
+    gap_ps: int | Mapping = 0,
+    phase: str = "ep",
+    chunk_bytes: int | None = None,
+) -> Done:
+    """All-to-all: rank i sends share j of its ``size``-byte buffer (``size/n``) to every rank j != i,
+    all peers at once after its deps (peers in order i+1, i+2, ...). A rank is done when its sends
+    and the flows sent to it have finished."""
+    ranks, size, chunk_bytes = _check("alltoall", ranks, size, chunk_bytes)
+    n = len(ranks)
+    if n < 2 or size == 0:
+        return _passthrough(ranks, after)
+    shares = split_bytes(size, n)
+    m = _n_pieces(shares[0], chunk_bytes)
+    start = _starts(ranks, after, gap_ps)
+    done: dict[int, list[int]] = {r: [] for r in ranks}
+    for i in range(n):
+        for d in range(1, n):
+            j = (i + d) % n
+            node = start[ranks[i]]
+            for piece in split_bytes(shares[j], m):
+                node = _emit(builder, ranks[i], ranks[j], piece, [node], phase)
+            if node is not start[ranks[i]]:
+                done[ranks[i]].extend(node.ids)
+                done[ranks[j]].extend(node.ids)
+    return {r: tuple(dict.fromkeys(ids)) if ids else _passthrough([r], after)[r] for r, ids in done.items()}
+
+
+def send_recv(
+    builder: FlowBuilder,
+    src: int,
+    dst: int,
+    size: int,
+    after: Mapping | None = None,
+    gap_ps: int | Mapping = 0,
+    phase: str = "pp",
+    chunk_bytes: int | None = None,
+) -> Done:
+    """Point-to-point transfer of ``size`` bytes (pipeline activations or gradients), as pieces in
+    sequence when ``chunk_bytes`` is set. ``after``/``gap_ps`` of ``src`` gate the send; both ends are
+    done when the last piece has arrived."""
+    (src, dst), size, chunk_bytes = _check("send_recv", [src, dst], size, chunk_bytes)
+    if size == 0:
+        return _passthrough([src, dst], after)
+    node = _starts([src], after, gap_ps)[src]
+    for piece in split_bytes(size, _n_pieces(size, chunk_bytes)):
+        node = _emit(builder, src, dst, piece, [node], phase)
+    return {src: node.ids, dst: node.ids}
+
+
+class RankClock:
+    """Per-rank "what must finish, then how much compute" state for building a program of ops.
+
+    ``compute`` adds compute time, ``wait`` adds flows to wait for, ``run`` issues a collective on a
+    group with each rank's pending state and, for ranks that got flows, resets the state to the
+    collective's done ids. Work of a rank that never produces a flow stays pending (``gap``).
+    """
+
+    def __init__(self, ranks: Iterable[int]):
+        self.deps: dict[int, tuple[int, ...]] = {r: () for r in ranks}
+        self.gap: dict[int, int] = dict.fromkeys(self.deps, 0)
+
+    def compute(self, ranks: Iterable[int], ps: int) -> None:
+        for r in ranks:
+            self.gap[r] += int(ps)
+
+    def wait(self, rank: int, ids: Iterable[int]) -> None:
+        self.deps[rank] = tuple(dict.fromkeys(self.deps[rank] + tuple(ids)))
+
+    def run(self, fn, builder: FlowBuilder, ranks: Sequence[int], size: int, **kw) -> Done:
+        """``fn(builder, ranks, size, after=..., gap_ps=..., **kw)``; returns its done ids."""
+        before = len(builder)
+        done = fn(
+            builder, ranks, size, after={r: self.deps[r] for r in ranks}, gap_ps={r: self.gap[r] for r in ranks}, **kw
+        )
+        if len(builder) > before:
+            for r in ranks:
+                if done[r] != self.deps[r]:
+                    self.deps[r], self.gap[r] = done[r], 0
+        return done
+
+    def send(self, builder: FlowBuilder, src: int, dst: int, size: int, **kw) -> Done:
+        """Send from ``src`` (after its pending work); ``src`` then waits for the transfer (blocking
+        p2p as in Megatron). Returns the done ids; the receiver's ``wait`` is up to the caller."""
+        done = send_recv(builder, src, dst, size, after={src: self.deps[src]}, gap_ps={src: self.gap[src]}, **kw)
+        if size > 0:
+            self.deps[src], self.gap[src] = done[src], 0
+        return done
