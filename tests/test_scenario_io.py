@@ -369,3 +369,21 @@ def test_multishot_approximation_warning_reaches_the_user(tmp_path):
         warnings.simplefilter("always")
         load_scenario(write(tmp_path, text))
     assert any("approximated as oneshot" in str(w.message) for w in caught)
+
+
+def test_a_training_job_scenario_loads_and_round_trips(tmp_path):
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "data" / "scenarios" / "gpt13b_128gpu_hpcc.yaml")
+    assert len(scenario.topology.hosts) == 128 and scenario.config.cca == "hpcc"
+    assert {"pp", "dp"} <= set(scenario.flows.phase.tolist()) and scenario.flows.has_dependencies
+    again = load_scenario(save_scenario(scenario, tmp_path / "copy.yaml"))
+    np.testing.assert_array_equal(again.flows.dep_ids, scenario.flows.dep_ids)
+    assert "training" in (tmp_path / "copy.yaml").read_text()
+
+
+def test_a_training_job_on_the_wrong_cluster_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "topology: {builder: rail_optimized, n_servers: 2}\nflows: {training: {model: GPT-13B, n_gpus: 128}}\ncca: hp\n"
+    )
+    with pytest.raises(InputError, match="128 GPUs but the topology has 16 hosts"):
+        load_scenario(path)

@@ -60,6 +60,8 @@ from wormhole_lab.units import parse_rate, parse_time_ps
 from wormhole_lab.workload.flows import FlowTable, make_flows
 from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
+from wormhole_lab.workload.llm import training_iteration
+from wormhole_lab.workload.models import MODELS, get_model, placement_for
 from wormhole_lab.workload.validate import check_flows
 
 __all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "save_scenario", "scenario_from_dict"]
@@ -73,7 +75,8 @@ BUILDERS = {
 }
 TOP_LEVEL_KEYS = ("name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry")
 REQUIRED_KEYS = ("topology", "flows", "cca")
-FLOW_SOURCES = ("file", "htsim", "permutation", "incast")
+FLOW_SOURCES = ("file", "htsim", "permutation", "incast", "training")
+TRAINING_KEYS = ("model", "n_gpus", "micro_batches", "dp_buckets", "gpu_tflops", "efficiency")
 TELEMETRY_KEYS = ("interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled")
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
 _CONFIG_TYPES = {f.name: f.type for f in fields(EngineConfig)}
@@ -416,6 +419,21 @@ class _Loader:
             if len(topo.hosts) < 2:
                 raise self.error(sub, "a permutation needs at least 2 hosts", "use a topology with more hosts")
             flows = _permutation(topo, size, seed)
+        elif kind == "training":
+            args = self.mapping(spec[kind], sub, "'model' and optional 'n_gpus', 'micro_batches', ...")
+            self.keys(args, sub, TRAINING_KEYS, ("model",))
+            model = self.choice(args["model"], sub + ("model",), tuple(MODELS))
+            values = {"model": model, "n_gpus": self.integer(args.get("n_gpus", len(topo.hosts)), sub + ("n_gpus",), 1)}
+            for key in ("micro_batches", "dp_buckets"):
+                if key in args:
+                    values[key] = self.integer(args[key], sub + (key,), minimum=1)
+            for key in ("gpu_tflops", "efficiency"):
+                if key in args:
+                    values[key] = self.number(args[key], sub + (key,))
+            try:
+                flows = _training(topo, values)
+            except InputError as exc:
+                raise self.rewrap(sub, exc) from None
         else:
             args = self.mapping(spec[kind], sub, "'senders', 'receiver' and 'size'")
             self.keys(args, sub, ("senders", "receiver", "size"), ("senders", "receiver", "size"))
@@ -610,9 +628,25 @@ def _incast(senders: list[int], receiver: int, size: int) -> FlowTable:
     return replace(flows, meta={"generator": {"incast": spec}})
 
 
+def _training(topo: Topology, values: dict) -> FlowTable:
+    """One training iteration of a Table 1 preset on ``topo``'s GPUs (``workload.llm``)."""
+    if values["n_gpus"] != len(topo.hosts):
+        raise InputError(
+            "flows.training.n_gpus",
+            f"{values['n_gpus']} GPUs but the topology has {len(topo.hosts)} hosts",
+            "use a rail_optimized topology with one host per GPU",
+        )
+    placement = placement_for(values["model"], values["n_gpus"], int(topo.meta.get("gpus_per_server", 8)))
+    options = {k: values[k] for k in ("micro_batches", "dp_buckets", "gpu_tflops", "efficiency") if k in values}
+    flows = training_iteration(get_model(values["model"]), placement, **options)
+    return replace(flows, meta={"generator": {"training": dict(values)}})
+
+
 def _generate(spec: dict, topo: Topology) -> FlowTable | None:
     try:
         ((kind, args),) = spec.items()
+        if kind == "training":
+            return _training(topo, args)
         if kind == "permutation":
             return _permutation(topo, args["size"], args["seed"])
         if kind == "incast":
