@@ -20,7 +20,8 @@ import numpy as np
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
-from wormhole_lab.topology.builders import rail_optimized
+from wormhole_lab.topology.builders import leaf_spine, rail_optimized
+from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.workload.llm import training_iteration
 from wormhole_lab.workload.models import get_model, placement_for
 from wormhole_lab.wormhole.controller import WormholeConfig
@@ -61,6 +62,23 @@ def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
         )
 
 
+def random_short_flows() -> None:
+    """No repeats and no steady state: Wormhole mode must cost little more than packet mode (paper: <= 1.2x)."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    src = rng.integers(0, 32, n)
+    dst = (src + rng.integers(1, 32, n)) % 32
+    flows = make_flows(src, dst, rng.integers(2_000, 60_000, n), np.sort(rng.integers(0, 5_000, n)) * 1_000_000)
+    scenario = Scenario(leaf_spine(8, 4, 4), flows, preset("dcqcn"), telemetry=Telemetry.off())
+    walls = {}
+    for mode in ("packet", "wormhole", "packet", "wormhole"):  # twice each, take the best, the machine is shared
+        t0 = time.perf_counter()
+        ds = Simulation(scenario, mode=mode).run()
+        walls[mode] = min(walls.get(mode, np.inf), time.perf_counter() - t0)
+    print(f"random short flows ({n} flows, never steady): wormhole/packet wall time "
+          f"{walls['wormhole'] / walls['packet']:.2f}x ({walls['packet']:.2f} s packet, {ds.attrs['skips']} skips)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=0.5)
@@ -68,6 +86,7 @@ def main() -> None:
     parser.add_argument("--cca", default="hp")
     parser.add_argument("--models", default="GPT-7B,MoE-8x7B")
     args = parser.parse_args()
+    random_short_flows()
     with tempfile.TemporaryDirectory() as folder:
         for i, name in enumerate(args.models.split(",")):
             placement = placement_for(name, args.gpus)

@@ -112,6 +112,8 @@ class FastForward:
         """Longest skip allowed now. A steady partition can still drift slowly (a rate the window cannot
         see changing); each skip is therefore bounded, and the bound doubles while the measured rates
         stay within theta/2 of the previous skip's, and halves when they moved more."""
+        if len(goodput) == 1:
+            return np.iinfo(np.int64).max  # a flow alone on its ports has nobody to drift against
         first = FIRST_CAP_WINDOWS * self.window_ps
         previous = self.history.get(part)
         if previous is None:
