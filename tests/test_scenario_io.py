@@ -9,7 +9,8 @@ import pytest
 
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.errors import InputError
-from wormhole_lab.scenario_io import BUILDERS, load_scenario, save_scenario, scenario_from_dict
+from wormhole_lab.scenario_io import BUILDERS, load_scenario, scenario_from_dict
+from wormhole_lab.scenario_save import save_scenario
 from wormhole_lab.scenarios import fat_tree_permutation
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry

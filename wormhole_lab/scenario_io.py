@@ -26,7 +26,7 @@ whose message names the key (``config.rate_ai_bps``) and whose fix lists the all
 with the closest match first ("did you mean 'topology'?").
 
 ``load_scenario(path)`` returns a checked ``Scenario`` (topology and flows are validated against each
-other, the config and telemetry settings too). ``save_scenario(scenario, path)`` writes a YAML file that
+other, the config and telemetry settings too). ``scenario_save.save_scenario(scenario, path)`` writes a YAML file that
 loads back to equal topology arrays, flows and config: a topology made by a builder is stored as the
 builder and its arguments (from ``Topology.meta``), any other one as an HPCC topology file next to the
 YAML; flows from a generator are stored as the generator, flows read from an htsim file as a copy of that
@@ -38,13 +38,11 @@ import difflib
 import inspect
 import math
 import re
-import shutil
 import types
 import warnings
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, EngineConfig
@@ -53,18 +51,17 @@ from wormhole_lab.errors import InputError
 from wormhole_lab.simulation import Scenario, _min_interval_ps
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
-from wormhole_lab.topology.hpcc_format import read_topology, write_topology
+from wormhole_lab.topology.hpcc_format import read_topology
 from wormhole_lab.topology.model import Topology
-from wormhole_lab.topology.validate import check_topology
 from wormhole_lab.units import parse_rate, parse_time_ps
-from wormhole_lab.workload.flows import FlowTable, make_flows
-from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
-from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
-from wormhole_lab.workload.llm import training_iteration
-from wormhole_lab.workload.models import MODELS, get_model, placement_for
+from wormhole_lab.workload.flows import FlowTable
+from wormhole_lab.workload.generators import TRAINING_OPTIONS, incast, permutation, training
+from wormhole_lab.workload.hpcc_flow_format import read_flows
+from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm
+from wormhole_lab.workload.models import MODELS
 from wormhole_lab.workload.validate import check_flows
 
-__all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "save_scenario", "scenario_from_dict"]
+__all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "scenario_from_dict"]
 
 BUILDERS = {
     "fat_tree": fat_tree,
@@ -76,13 +73,12 @@ BUILDERS = {
 TOP_LEVEL_KEYS = ("name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry")
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "permutation", "incast", "training")
-TRAINING_KEYS = ("model", "n_gpus", "micro_batches", "dp_buckets", "gpu_tflops", "efficiency")
+TRAINING_KEYS = ("model", "n_gpus", *TRAINING_OPTIONS)
 TELEMETRY_KEYS = ("interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled")
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
 _CONFIG_TYPES = {f.name: f.type for f in fields(EngineConfig)}
 _ECN_MAPS = ("kmin_bytes", "kmax_bytes", "pmax")
 _NUMBER_TEXT = re.compile(r"^[+-]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
-_HEADER = "# wormhole_lab scenario (format: docs/scenario-format.md)\n"
 
 
 # --- entry points ----------------------------------------------------------------------------------------------
@@ -114,51 +110,6 @@ def load_scenario(path) -> Scenario:
 def scenario_from_dict(doc: dict, base_dir=".", source: str = "<scenario>") -> Scenario:
     """Build a Scenario from an already-parsed document (same keys as the YAML file); errors name ``source``."""
     return _Loader(source, Path(base_dir), {}).scenario(doc, default_name="scenario")
-
-
-def save_scenario(scenario: Scenario, path) -> Path:
-    """Write ``scenario`` as a YAML file at ``path`` (plus side files next to it when needed).
-
-    Reading it back with ``load_scenario`` gives equal topology arrays, flows and config; this is checked
-    before returning. Returns the path of the YAML file.
-    """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise InputError("save_scenario(path)", f"folder {path.parent} does not exist", "create it first")
-    wormhole = getattr(scenario, "wormhole", None)
-    if wormhole is not None and wormhole != type(wormhole)():
-        warnings.warn(
-            "scenario files do not store Scenario.wormhole yet: the saved file loads with the default settings",
-            UserWarning,
-            stacklevel=2,
-        )
-    base, stem = path.parent, path.stem
-    doc: dict = {"name": str(scenario.name)}
-    if scenario.meta.get("description"):
-        doc["description"] = str(scenario.meta["description"])
-    doc["topology"] = _topology_doc(scenario.topology, base, stem)
-    doc["flows"] = _flows_doc(scenario.flows, scenario.topology, base, stem)
-    doc.update(_config_doc(scenario.config, scenario.meta.get("preset"), scenario.topology))
-    telemetry = _telemetry_doc(scenario.telemetry)
-    if telemetry is not None:
-        doc["telemetry"] = telemetry
-    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100)
-    path.write_text(_HEADER + text, encoding="utf-8")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # read_cm's approximation notes were given when the flows were first read
-        back = load_scenario(path)
-    for part, same in (
-        ("topology", _same_topology(back.topology, scenario.topology)),
-        ("flows", _same_flows(back.flows, scenario.flows)),
-        ("config", back.config == scenario.config),
-    ):
-        if not same:
-            raise InputError(
-                f"save_scenario({path})",
-                f"the {part} did not survive the round trip through {path.name}",
-                "report this as a bug, with the scenario",
-            )
-    return path
 
 
 # --- YAML line numbers -----------------------------------------------------------------------------------------
@@ -418,7 +369,7 @@ class _Loader:
             seed = self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
             if len(topo.hosts) < 2:
                 raise self.error(sub, "a permutation needs at least 2 hosts", "use a topology with more hosts")
-            flows = _permutation(topo, size, seed)
+            flows = permutation(topo, size, seed)
         elif kind == "training":
             args = self.mapping(spec[kind], sub, "'model' and optional 'n_gpus', 'micro_batches', ...")
             self.keys(args, sub, TRAINING_KEYS, ("model",))
@@ -431,7 +382,7 @@ class _Loader:
                 if key in args:
                     values[key] = self.number(args[key], sub + (key,))
             try:
-                flows = _training(topo, values)
+                flows = training(topo, **values)
             except InputError as exc:
                 raise self.rewrap(sub, exc) from None
         else:
@@ -450,7 +401,7 @@ class _Loader:
             if receiver in senders:
                 raise self.error(sub + ("receiver",), f"host {receiver} is also a sender", "remove it from senders")
             size = self.integer(args["size"], sub + ("size",), minimum=1)
-            flows = _incast(senders, receiver, size)
+            flows = incast(senders, receiver, size)
         try:
             check_flows(flows, topo, where="flows")
         except InputError as exc:
@@ -602,201 +553,3 @@ class _Loader:
         except InputError as exc:
             field = exc.where.removeprefix("Telemetry.")
             raise self.error(("telemetry", field), exc.problem, exc.fix) from None
-
-
-# --- generators ------------------------------------------------------------------------------------------------
-
-
-def _permutation(topo: Topology, size: int, seed: int) -> FlowTable:
-    """Every host sends ``size`` bytes at t=0 to another host: a random derangement drawn from ``seed``
-    (redrawn until no host sends to itself), the same draw as ``scenarios.fat_tree_permutation``."""
-    hosts = topo.hosts
-    rng = np.random.default_rng(seed)
-    while True:
-        dst = rng.permutation(hosts)
-        if not np.any(dst == hosts):
-            break
-    flows = make_flows(hosts, dst, np.full(len(hosts), size), 0)
-    return replace(flows, meta={"generator": {"permutation": {"size": int(size), "seed": int(seed)}}})
-
-
-def _incast(senders: list[int], receiver: int, size: int) -> FlowTable:
-    """Each sender sends ``size`` bytes to ``receiver`` at t=0, in the order listed."""
-    n = len(senders)
-    flows = make_flows(senders, [receiver] * n, [size] * n, 0)
-    spec = {"senders": [int(s) for s in senders], "receiver": int(receiver), "size": int(size)}
-    return replace(flows, meta={"generator": {"incast": spec}})
-
-
-def _training(topo: Topology, values: dict) -> FlowTable:
-    """One training iteration of a Table 1 preset on ``topo``'s GPUs (``workload.llm``)."""
-    if values["n_gpus"] != len(topo.hosts):
-        raise InputError(
-            "flows.training.n_gpus",
-            f"{values['n_gpus']} GPUs but the topology has {len(topo.hosts)} hosts",
-            "use a rail_optimized topology with one host per GPU",
-        )
-    placement = placement_for(values["model"], values["n_gpus"], int(topo.meta.get("gpus_per_server", 8)))
-    options = {k: values[k] for k in ("micro_batches", "dp_buckets", "gpu_tflops", "efficiency") if k in values}
-    flows = training_iteration(get_model(values["model"]), placement, **options)
-    return replace(flows, meta={"generator": {"training": dict(values)}})
-
-
-def _generate(spec: dict, topo: Topology) -> FlowTable | None:
-    try:
-        ((kind, args),) = spec.items()
-        if kind == "training":
-            return _training(topo, args)
-        if kind == "permutation":
-            return _permutation(topo, args["size"], args["seed"])
-        if kind == "incast":
-            return _incast(args["senders"], args["receiver"], args["size"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return None
-
-
-# --- saving ----------------------------------------------------------------------------------------------------
-
-
-def _plain(value):
-    """numpy scalars and tuples as plain Python values YAML can write."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, tuple | list | np.ndarray):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    return value
-
-
-def _same_topology(a: Topology, b: Topology) -> bool:
-    names = ("is_switch", "link_a", "link_b", "link_rate_bps", "link_delay_ps", "link_error_rate")
-    return all(np.array_equal(getattr(a, n), getattr(b, n)) for n in names)
-
-
-def _same_flows(a: FlowTable, b: FlowTable) -> bool:
-    names = ("src", "dst", "size", "start_ps", "pg", "dport", "sport", "dep_offset", "dep_ids", "gap_ps", "phase")
-    return (
-        len(a) == len(b) and a.tail_ps == b.tail_ps and all(np.array_equal(getattr(a, n), getattr(b, n)) for n in names)
-    )
-
-
-def _topology_doc(topo: Topology, base: Path, stem: str) -> dict:
-    name = topo.meta.get("builder")
-    if name in BUILDERS:
-        params = inspect.signature(BUILDERS[name]).parameters
-        args = {k: _plain(topo.meta[k]) for k in params if k in topo.meta}
-        try:
-            rebuilt = BUILDERS[name](**args)
-        except (InputError, TypeError):
-            rebuilt = None
-        if rebuilt is not None and _same_topology(rebuilt, topo):
-            return {"builder": name, **{k: v for k, v in args.items() if v != params[k].default}}
-    check_topology(topo, where=f"save_scenario: topology {topo.name}")
-    file_name = f"{stem}.topology.txt"
-    write_topology(topo, base / file_name)
-    return {"file": file_name}
-
-
-def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
-    spec = flows.meta.get("generator")
-    if isinstance(spec, dict):
-        again = _generate(spec, topo)
-        if again is not None and _same_flows(again, flows):
-            return _plain(spec)
-    if flows.meta.get("format") == "htsim_cm":
-        source, unit = Path(str(flows.meta.get("source", ""))), flows.meta.get("start_unit", "us")
-        if source.is_file() and unit in START_UNITS:
-            target = base / f"{stem}.cm"
-            if not (target.exists() and target.resolve() == source.resolve()):
-                shutil.copyfile(source, target)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                again = read_cm(target, start_unit=unit)
-            if _same_flows(again, flows):
-                return {"htsim": target.name, "start_unit": unit}
-    plain = (
-        not flows.has_dependencies and not np.any(flows.gap_ps) and not flows.tail_ps and not np.any(flows.phase != "")
-    )
-    if not plain:
-        raise InputError(
-            "save_scenario: flows",
-            "flows with dependencies, compute gaps or phase labels can only be saved when they were read from an "
-            "htsim file that still exists (HPCC flow files cannot hold dependencies)",
-            "keep the dependent traffic in a .cm file and load it with 'flows: {htsim: file.cm}'",
-        )
-    start = np.asarray(flows.start_ps)
-    if np.all(start % 1000 == 0) and np.all(np.diff(start) >= 0):
-        file_name = f"{stem}.flows.txt"
-        write_flows(flows, base / file_name)
-        if _same_flows(read_flows(base / file_name), flows):
-            return {"file": file_name}
-        (base / file_name).unlink()  # the reader's clock rounding would move some start times
-    # starts an HPCC flow file cannot hold exactly (unsorted, or off its clock): a connection matrix in ps can
-    file_name = f"{stem}.cm"
-    try:
-        hosts = topo.hosts  # htsim's Nodes counts hosts; ours come first whenever a builder made the topology
-        nodes = len(hosts) if np.array_equal(hosts, np.arange(len(hosts))) else topo.n_nodes
-        write_cm(flows, base / file_name, start_unit="ps", nodes=nodes)
-    except InputError as exc:
-        raise InputError(
-            "save_scenario: flows",
-            f"the start times need a connection matrix (ps), which cannot hold these flows: {exc.where}: {exc.problem}",
-            exc.fix,
-        ) from None
-    return {"htsim": file_name, "start_unit": "ps"}
-
-
-def _config_doc(cfg: EngineConfig, stored: dict | None, topo: Topology) -> dict:
-    """The preset closest to ``cfg`` (fewest differing fields) and the fields that differ from it."""
-    candidates = []
-    if isinstance(stored, dict) and stored.get("name") in PRESETS:
-        candidates.append((stored["name"], stored.get("host_bw_gbps", 100), stored.get("hpai_mbps")))
-    host_links = ~topo.is_switch[topo.link_a] | ~topo.is_switch[topo.link_b]
-    bws = [100]
-    if host_links.any():
-        rate = int(topo.link_rate_bps[host_links].max())
-        if rate % 10**9 == 0:
-            bws.insert(0, rate // 10**9)
-    for name in PRESETS:
-        for bw in bws:
-            candidates.append((name, bw, None))
-    best = None
-    for name, bw, hpai in candidates:
-        try:
-            base = preset(name, host_bw_gbps=bw, hpai_mbps=hpai)
-        except InputError:
-            continue
-        if base.cca != cfg.cca:
-            continue
-        diff = {f: getattr(cfg, f) for f in CONFIG_FIELDS if getattr(cfg, f) != getattr(base, f)}
-        if best is None or len(diff) < len(best[3]):
-            best = (name, bw, hpai, diff)
-    if best is None:  # unreachable while every CCA has a preset
-        raise InputError("save_scenario: config", f"no preset runs {cfg.cca!r}", f"use one of {', '.join(CCA_NAMES)}")
-    name, bw, hpai, diff = best
-    doc: dict = {"cca": name, "host_bw_gbps": int(bw)}
-    if hpai is not None:
-        doc["hpai_mbps"] = int(hpai)
-    if diff:
-        doc["config"] = _plain(diff)
-    return doc
-
-
-def _telemetry_doc(tel: Telemetry):
-    if not tel.enabled:
-        return "off"
-    default = Telemetry()
-    out = {}
-    for name in TELEMETRY_KEYS:
-        value = getattr(tel, name)
-        if isinstance(value, str) or value is None:
-            if value != getattr(default, name):
-                out[name] = value
-            continue
-        if name in ("ports", "flows"):
-            out[name] = [int(v) for v in value]
-        elif value != getattr(default, name):
-            out[name] = _plain(value)
-    return out or None

@@ -144,18 +144,7 @@ class FastForward:
         for f, rate in goodput.items():
             adv[f] = int(rate * dt) // self.payload * self.payload
             self._credit_ports(port_bytes, f, adv[f])
-        offset_partition(
-            self.state.g,
-            self.state.heap,
-            self.state.pk,
-            self.state.pt,
-            fl,
-            self.state.active,
-            part,
-            dt,
-            adv,
-            port_bytes,
-        )
+        self._offset(part, dt, adv, port_bytes)
         parts = self.state.parts
         parts[part, L.PA_SKIP_START] = now
         parts[part, L.PA_SKIP_END] = now + dt
@@ -209,18 +198,7 @@ class FastForward:
             kept = int(rate * (now - skip.start)) // self.payload * self.payload
             adv[f] = kept - skip.adv[f]
             self._credit_ports(port_bytes, f, adv[f])
-        offset_partition(
-            self.state.g,
-            self.state.heap,
-            self.state.pk,
-            self.state.pt,
-            fl,
-            self.state.active,
-            part,
-            now - skip.end,
-            adv,
-            port_bytes,
-        )
+        self._offset(part, now - skip.end, adv, port_bytes)
         self.state.parts[part, L.PA_SKIP_END] = 0
         skip.adv += adv
         skip.end = now
