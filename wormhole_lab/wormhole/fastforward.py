@@ -109,11 +109,12 @@ class FastForward:
         self.history.pop(part, None)
 
     def _cap(self, part: int, goodput: dict) -> int:
-        """Longest skip allowed now. A steady partition can still drift slowly (a rate the window cannot
-        see changing); each skip is therefore bounded, and the bound doubles while the measured rates
-        stay within theta/2 of the previous skip's, and halves when they moved more."""
-        if len(goodput) == 1:
-            return np.iinfo(np.int64).max  # a flow alone on its ports has nobody to drift against
+        """Longest skip allowed now. Flows that compete for a port can still drift slowly (a rate the window
+        cannot see changing); their skips are bounded, the bound doubling while the measured rates stay
+        within theta/2 of the previous skip's and halving when they moved more. Flows whose data never
+        share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
+        if self._uncontended(goodput):
+            return np.iinfo(np.int64).max
         first = FIRST_CAP_WINDOWS * self.window_ps
         previous = self.history.get(part)
         if previous is None:
@@ -121,6 +122,10 @@ class FastForward:
         rates, cap = previous
         drift = max(abs(goodput[f] - rates[f]) / rates[f] if f in rates else 1.0 for f in goodput)
         return cap * 2 if drift < self.theta / 2 else max(cap // 2, 2 * self.window_ps)
+
+    def _uncontended(self, members) -> bool:
+        ports = np.concatenate([self.data_ports[f] for f in members])
+        return len(np.unique(ports)) == len(ports)
 
     def try_skip(self, part: int, members: set[int], ports: set[int], now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
