@@ -19,9 +19,9 @@ class SteadyConfig:
     CCA's control period (paper Eq. 13). HPCC, TIMELY and DCTCP adjust every RTT (a few us): 50 samples
     1 us apart (measured on a GPT-7B x0.5 iteration, HPCC, 64 GPUs: l = 50 gives 0.07 % mean FCT error at
     25x fewer events, l = 25 0.33 % at 38x, l = 20 0.77 % at 42x; with l = 25 memo hits drift past 1 % of
-    the memo-off result, so accuracy keeps l = 50); DCQCN raises its rate only on its RP timer (300 us in the reference's
-    presets), so its window spans two timer periods (60 samples 10 us apart) - shorter windows mistake
-    a flow parked at the minimum rate between two timer ticks for a steady one.
+    the memo-off result, so accuracy keeps l = 50). DCQCN raises its rate only on its RP timer (300 us
+    in the reference's presets), so its window spans two timer periods (60 samples 10 us apart):
+    shorter windows mistake a flow parked at the minimum rate between two timer ticks for a steady one.
     ``min_skip_ps`` is the shortest skip worth taking.
     """
 
