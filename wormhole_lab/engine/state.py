@@ -65,8 +65,16 @@ class EngineState:
     una_ring: np.ndarray  # [flow, l] bytes acknowledged at the same samples
 
     def arrays(self) -> tuple:
-        """The kernels' array arguments, in field order."""
-        return tuple(getattr(self, f.name) for f in fields(self))
+        """The kernels' array arguments, in field order (cached: the run loop asks for them at every stop)."""
+        cached = self.__dict__.get("_arrays")
+        if cached is None:
+            cached = tuple(getattr(self, f.name) for f in fields(self))
+            object.__setattr__(self, "_arrays", cached)
+        return cached
+
+    def __setattr__(self, name, value):
+        self.__dict__.pop("_arrays", None)  # a table was replaced (grown or attached)
+        object.__setattr__(self, name, value)
 
     def attach_telemetry(self, ports: np.ndarray, flows: np.ndarray, interval_ps: int, chunk_rows: int) -> None:
         """Sample ``ports`` and ``flows`` every ``interval_ps`` from t=0 into chunks of ``chunk_rows`` rows."""
