@@ -16,3 +16,8 @@ class InputError(ValueError):
         if fix:
             message += f" (fix: {fix})"
         super().__init__(message)
+
+
+class InvariantError(RuntimeError):
+    """A run broke one of the engine's invariants (raised only with ``Scenario(check_invariants=True)``):
+    the message gives the time, the node or port, and the flow."""

@@ -25,6 +25,7 @@ FLOW_VARIABLES = {
     "timeouts": ("1", "go-back-N timeouts"),
     "cnps": ("1", "ACKs that carried an ECN echo (CNP)"),
     "phase": ("", "what the flow is for in a training job (dp, pp, ep, tp), empty otherwise"),
+    "unfinished_reason": ("", "why the flow did not complete (empty when it did)"),
 }
 
 
@@ -51,6 +52,7 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
         "timeouts": fl[:, L.FL_TIMEOUTS],
         "cnps": fl[:, L.FL_CNPS],
         "phase": flows.phase.astype(str),
+        "unfinished_reason": unfinished_reasons(fl, attrs.get("stop_reason", "")),
     }
     data_vars = {
         name: ("flow", np.asarray(values[name]), {"units": unit, "long_name": text})
@@ -71,6 +73,23 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
     }
     coords = {"flow": ("flow", np.arange(len(flows)), FLOW_ID_ATTRS)}
     return xr.Dataset(data_vars | pfc_vars, coords=coords, attrs=attrs)
+
+
+def unfinished_reasons(fl: np.ndarray, stop: str) -> np.ndarray:
+    """Per flow: empty when it completed, otherwise what held it up when the run stopped."""
+    reasons = np.full(fl.shape[0], "", dtype=object)
+    for f in np.flatnonzero(fl[:, L.FL_STATE] != L.FS_DONE):
+        if fl[f, L.FL_STATE] == L.FS_ACTIVE:
+            reasons[f] = (
+                "stalled: no event left while it still had data"
+                if stop == "idle"
+                else "still sending when the run stopped"
+            )
+        elif fl[f, L.FL_DEPS_LEFT] > 0:
+            reasons[f] = f"waiting for {int(fl[f, L.FL_DEPS_LEFT])} flows it depends on"
+        else:
+            reasons[f] = "its start time lies after the run stopped"
+    return reasons.astype(str)
 
 
 def fct_lines(ds: xr.Dataset) -> list[str]:

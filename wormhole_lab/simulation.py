@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 
 import wormhole_lab
+from wormhole_lab.engine import invariants
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.config import EngineConfig
 from wormhole_lab.engine.runner import advance, compile_engine
@@ -36,6 +37,7 @@ class Scenario:
     name: str = "scenario"
     telemetry: Telemetry = field(default_factory=Telemetry)
     wormhole: WormholeConfig = field(default_factory=WormholeConfig)
+    check_invariants: bool = False  # cross-check the engine's bookkeeping at every stop (slower; tests use it)
     meta: dict = field(default_factory=dict)
 
 
@@ -118,6 +120,7 @@ class Simulation:
                 state, scenario.flows, scenario.wormhole, scenario.config, data_header, ack_wire
             )
         self.controller = controller
+        state.ci[L.CI_CHECK] = scenario.check_invariants
         self.compile_seconds = compile_engine()
         wall = 0.0
         finished = False
@@ -125,6 +128,8 @@ class Simulation:
             while True:
                 t0 = time.perf_counter()
                 stop = advance(state, horizon)
+                if scenario.check_invariants:
+                    invariants.check(state, scenario.config.pfc)
                 if stop == "flow_event":
                     controller.on_flow_event()
                 elif stop == "steady":

@@ -14,6 +14,8 @@ from wormhole_lab.engine.layout import (
     FL_NACK_TIMER,
     FL_NIC_PORT,
     FL_PATH_BEGIN,
+    FL_PKTS_DELIVERED,
+    FL_PKTS_DROPPED,
     FL_RCV_NXT,
     FL_STATE,
     FS_ACTIVE,
@@ -81,6 +83,8 @@ def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport
     node = pt[inport, PT_NODE]
     wire = pk[k, PK_WIRE]
     if not admit(nd, pt, ci, node, inport, wire):
+        if pk[k, PK_KIND] == KIND_DATA:
+            fl[f, FL_PKTS_DROPPED] += 1
         free(g, pk, k)
         g[G_DROPS] += 1
         return
@@ -97,6 +101,7 @@ def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport
 def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now):
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
     f = pk[k, PK_FLOW]
+    fl[f, FL_PKTS_DELIVERED] += 1
     seq = pk[k, PK_SEQ]
     expected = fl[f, FL_RCV_NXT]
     reply = -1

@@ -7,6 +7,7 @@ from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.heap import pop_into, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    CI_CHECK,
     CI_SAMPLE_INTERVAL,
     CI_STEADY_INTERVAL,
     EV_ARRIVE,
@@ -31,6 +32,9 @@ from wormhole_lab.engine.layout import (
     G_NOW,
     G_PFC_COUNT,
     G_TEL_ROW,
+    G_VIOLATION,
+    G_VIOLATION_AT,
+    G_VIOLATION_WHERE,
     H_A,
     H_B,
     H_KIND,
@@ -45,8 +49,10 @@ from wormhole_lab.engine.layout import (
     STOP_FLOW_EVENT,
     STOP_GROW,
     STOP_IDLE,
+    STOP_INVARIANT,
     STOP_STEADY,
     STOP_TIME,
+    VIOLATION_TIME_BACKWARDS,
 )
 from wormhole_lab.engine.port import dequeue_and_transmit
 from wormhole_lab.engine.rate_window import steady_sample
@@ -86,8 +92,14 @@ def run_until(
             or g[G_PFC_COUNT] + HEADROOM_PER_EVENT > pfc_log.shape[0]
         ):
             return STOP_GROW
+        if g[G_VIOLATION]:
+            return STOP_INVARIANT
         pop_into(g, heap, ev)
         now = ev[H_TIME]
+        if ci[CI_CHECK] and now < g[G_NOW]:
+            g[G_VIOLATION] = VIOLATION_TIME_BACKWARDS
+            g[G_VIOLATION_AT] = now
+            g[G_VIOLATION_WHERE] = ev[H_KIND]
         g[G_NOW] = now
         g[G_EVENTS] += 1
         kind = ev[H_KIND]

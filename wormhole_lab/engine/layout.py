@@ -21,7 +21,13 @@ G_TEL_ROW = 11  # rows filled in the current telemetry chunk
 G_FINAL_SAMPLED = 12  # the sample after the last completion was taken
 G_FLOW_EVENT = 13  # partitioned runs: the flow that just started or completed, -1 when none
 G_N_ACTIVE = 14  # flows in the active list
-G_N = 15
+G_VIOLATION = 15  # invariant checking: VIOLATION_* code of the first violation, 0 when none
+G_VIOLATION_AT = 16  # its time, ps
+G_VIOLATION_WHERE = 17  # the port (or packet) involved
+G_N = 18
+
+VIOLATION_TIME_BACKWARDS = 1
+VIOLATION_PAUSED_TRANSMIT = 2
 
 # --- event heap: heap[int64], one row per pending event ---
 H_TIME = 0
@@ -179,7 +185,10 @@ FL_STEADY = 49  # 1 when the last l rate samples vary by less than theta
 FL_ACTIVE_POS = 50  # index in the active list
 FL_SKIPPED_BYTES = 51  # bytes credited by fast-forwarding rather than sent packet by packet
 FL_SKIP_CURRENT = 52  # bytes credited by the skip in progress (telemetry spreads them over the skip)
-FL_HOP_BASE = 53  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FL_PKTS_SENT = 53  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
+FL_PKTS_DELIVERED = 54
+FL_PKTS_DROPPED = 55
+FL_HOP_BASE = 56  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
 FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
 FL_N = FL_HOP_STAGE + INT_MAX_HOPS
@@ -232,7 +241,8 @@ CI_MIN_RTT = 32
 CI_SAMPLE_INTERVAL = 33  # telemetry interval, ps (0: off)
 CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mode)
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
-CI_N = 36
+CI_CHECK = 36  # 1: check invariants inside the kernel
+CI_N = 37
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1
@@ -255,6 +265,7 @@ STOP_IDLE = 3  # no event left although flows are unfinished
 STOP_CHUNK = 4  # the telemetry chunk is full: hand it to Python and call again
 STOP_FLOW_EVENT = 5  # partitioned runs: a flow started or completed (g[G_FLOW_EVENT]); update the partitions
 STOP_STEADY = 6  # partitioned runs: some partition has every flow steady (parts[:, PA_CANDIDATE])
+STOP_INVARIANT = 7  # invariant checking found a violation (g[G_VIOLATION*])
 
 # --- partitions: parts[int64], one row per partition id (ids are < number of flows) ---
 PA_FLOWS = 0  # active flows in the partition, counted at the last steady sample

@@ -18,6 +18,7 @@ from wormhole_lab.engine.layout import (
     FL_MAX_RATE,
     FL_NEXT_AVAIL,
     FL_NIC_PORT,
+    FL_PKTS_SENT,
     FL_RATE,
     FL_SIZE,
     FL_SND_NXT,
@@ -75,6 +76,7 @@ def _data_packet(g, pk, fl, ci, f, now):
     fl[f, FL_LAST_PKT_WIRE] = pk[k, PK_WIRE]
     fl[f, FL_SND_NXT] += payload
     fl[f, FL_TX_BYTES] += payload
+    fl[f, FL_PKTS_SENT] += 1
     return k
 
 

@@ -4,25 +4,49 @@ from wormhole_lab.engine import nic, switch
 from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    CI_ACK_HIGH_PRIO,
+    CI_CHECK,
     CI_TIME_QUANTUM,
     EV_ARRIVE,
     EV_TX_DONE,
+    G_VIOLATION,
+    G_VIOLATION_AT,
+    G_VIOLATION_WHERE,
+    KIND_DATA,
+    KIND_PFC,
+    PK_KIND,
     PK_PORT,
     PK_WIRE,
     PT_BUSY,
     PT_CTRL_HEAD,
     PT_DELAY,
     PT_IS_SWITCH,
+    PT_PAUSED,
     PT_RATE,
     PT_TX_BYTES,
+    VIOLATION_PAUSED_TRANSMIT,
 )
 from wormhole_lab.engine.packets import fifo_pop
 from wormhole_lab.engine.timing import serialisation_ps
 
 
 @kernel
+def _paused_violation(pk, pt, ci, port, k):
+    """A data-class frame leaving a port its peer has paused (host ACKs may bypass with ACK_HIGH_PRIO)."""
+    if not pt[port, PT_PAUSED] or pk[k, PK_KIND] == KIND_PFC:
+        return False
+    if pk[k, PK_KIND] == KIND_DATA:
+        return True
+    return pt[port, PT_IS_SWITCH] == 1 or not ci[CI_ACK_HIGH_PRIO]
+
+
+@kernel
 def transmit(g, heap, pk, pt, ci, port, k, now):
     """Store-and-forward: the transmitter is free after serialisation, the far end has it after the delay too."""
+    if ci[CI_CHECK] and g[G_VIOLATION] == 0 and _paused_violation(pk, pt, ci, port, k):
+        g[G_VIOLATION] = VIOLATION_PAUSED_TRANSMIT
+        g[G_VIOLATION_AT] = now
+        g[G_VIOLATION_WHERE] = port
     wire = pk[k, PK_WIRE]
     done = now + serialisation_ps(wire, pt[port, PT_RATE], ci[CI_TIME_QUANTUM])
     pt[port, PT_BUSY] = 1

@@ -14,6 +14,7 @@ STOP_NAMES = {
     L.STOP_CHUNK: "chunk",
     L.STOP_FLOW_EVENT: "flow_event",
     L.STOP_STEADY: "steady",
+    L.STOP_INVARIANT: "invariant",
 }
 
 
