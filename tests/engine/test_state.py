@@ -23,3 +23,23 @@ def test_packet_pool_limit_is_a_clear_error(incast, monkeypatch):
     monkeypatch.setattr(state, "MAX_PACKETS", 64)
     with pytest.raises(state.ResourceLimitError, match="more than 64 packets in flight"):
         Simulation(incast(8, 200_000)).run()
+
+
+def test_a_scenario_too_large_for_the_memory_cap_fails_before_the_run(incast):
+    from wormhole_lab.errors import InputError
+
+    with pytest.raises(InputError, match=r"need about .* GiB of engine tables before the run"):
+        Simulation(incast(8, 1000, memory_cap_bytes=100_000)).run()
+
+
+def test_growth_past_the_memory_cap_is_a_clear_error(incast, monkeypatch):
+    from dataclasses import replace
+
+    from wormhole_lab.simulation import prepare
+    from wormhole_lab.telemetry import Telemetry
+
+    monkeypatch.setattr(state, "INITIAL_PACKETS", 64)
+    scenario = replace(incast(8, 200_000), telemetry=Telemetry.off())
+    cap = prepare(scenario).state.nbytes() + 8 * 1024  # room to start, not to double the packet pool
+    with pytest.raises(state.ResourceLimitError, match="over the .* GiB cap"):
+        Simulation(replace(scenario, config=scenario.config.with_(memory_cap_bytes=cap))).run()

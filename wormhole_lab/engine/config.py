@@ -6,6 +6,7 @@ rates in bit/s, times in picoseconds, sizes in bytes. Presets live in ``presets.
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field, replace
 
 from wormhole_lab.errors import InputError
@@ -18,6 +19,13 @@ INT_LINE_RATES = (25 * 10**9, 50 * 10**9, 100 * 10**9, 200 * 10**9, 400 * 10**9)
 """Link speeds an INT hop can encode (int-header.h lineRateValues); HPCC needs every switch port at one."""
 
 DEFAULT_RTO_PS = 4_000_000_000  # 4 ms: far above any RTT in a data centre, short enough to recover in a test
+
+
+def _half_of_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,13 @@ class EngineConfig:
     time_quantum_ps: int = 1000  # serialisation times truncated to 1 ns as the reference's clock; 1 for exact ps
     stop_time_ps: int = 4 * 10**12  # SIMULATOR_STOP_TIME
     seed: int = 1  # seeds the ECN marking draws
+    # the engine's tables (packet pool, event heap, flows, telemetry buffers) stop with a clear error
+    # beyond this many bytes instead of swapping; None: half of this machine's memory
+    memory_cap_bytes: int | None = None
 
     def __post_init__(self):
+        if self.memory_cap_bytes is None:
+            object.__setattr__(self, "memory_cap_bytes", _half_of_memory())
         self.validate()
 
     @property
@@ -143,6 +156,12 @@ class EngineConfig:
                 raise InputError(
                     f"EngineConfig.{name}", f"must not be negative, got {getattr(self, name)}", "use 0 or more"
                 )
+        if self.memory_cap_bytes <= 0:
+            raise InputError(
+                "EngineConfig.memory_cap_bytes",
+                f"must be positive, got {self.memory_cap_bytes}",
+                "give a number of bytes, e.g. 8 * 2**30",
+            )
         if self.rto_ps is not None and self.rto_ps < 0:
             raise InputError(
                 "EngineConfig.rto_ps",

@@ -242,7 +242,8 @@ CI_SAMPLE_INTERVAL = 33  # telemetry interval, ps (0: off)
 CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mode)
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
 CI_CHECK = 36  # 1: check invariants inside the kernel
-CI_N = 37
+CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
+CI_N = 38
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1

@@ -108,9 +108,23 @@ class EngineState:
     def now_ps(self) -> int:
         return int(self.g[L.G_NOW])
 
+    def nbytes(self) -> int:
+        """Memory held by the engine's tables."""
+        return sum(a.nbytes for a in self.arrays())
+
+    def _check_cap(self, extra: int, what: str) -> None:
+        cap = int(self.ci[L.CI_MEMORY_CAP])
+        if cap and self.nbytes() + extra > cap:
+            raise ResourceLimitError(
+                f"growing the {what} at t={self.now_ps} ps would take the engine's tables to "
+                f"{(self.nbytes() + extra) / 2**30:.2f} GiB, over the {cap / 2**30:.2f} GiB cap "
+                "(raise EngineConfig.memory_cap_bytes, shrink the scenario, or keep PFC on so queues stay bounded)"
+            )
+
     def grow(self) -> None:
         """Double whichever bounded table is close to full (the kernel returned STOP_GROW)."""
         if self.g[L.G_FREE_COUNT] < L.HEADROOM_PER_EVENT:
+            self._check_cap(self.pk.nbytes, "packet pool")
             old = self.pk.shape[0]
             if 2 * old > MAX_PACKETS:
                 raise ResourceLimitError(
@@ -122,6 +136,7 @@ class EngineState:
         if self.g[L.G_HEAP_SIZE] + L.HEADROOM_PER_EVENT > self.heap.shape[0]:
             if 2 * self.heap.shape[0] > MAX_EVENTS:
                 raise ResourceLimitError(f"more than {MAX_EVENTS} pending events at t={self.now_ps} ps")
+            self._check_cap(self.heap.nbytes, "event heap")
             self.heap = np.concatenate([self.heap, np.zeros_like(self.heap)])
         if self.g[L.G_PFC_COUNT] + L.HEADROOM_PER_EVENT > self.pfc_log.shape[0]:
             self.pfc_log = np.concatenate([self.pfc_log, np.zeros_like(self.pfc_log)])
@@ -161,6 +176,7 @@ def _int_config(cfg: EngineConfig) -> np.ndarray:
     ci[L.CI_MIN_RATE] = cfg.min_rate_bps
     ci[L.CI_DCTCP_RATE_AI] = cfg.dctcp_rate_ai_bps
     ci[L.CI_TIME_QUANTUM] = cfg.time_quantum_ps
+    ci[L.CI_MEMORY_CAP] = cfg.memory_cap_bytes or 0
     ci[L.CI_INT_MODE] = {"hpcc": L.INT_MODE_HOPS, "timely": L.INT_MODE_TS}.get(cfg.cca, L.INT_MODE_NONE)
     ci[L.CI_INT_MULTI] = cfg.int_multi
     ci[L.CI_MI_THRESH] = cfg.mi_thresh
@@ -183,12 +199,27 @@ def _float_config(cfg: EngineConfig) -> np.ndarray:
     return cf
 
 
+def estimate_bytes(n_flows: int, n_ports: int, n_nodes: int, path_entries: int) -> int:
+    """Memory the engine's tables need before the run (packet pool and heap start small and grow)."""
+    rows = n_flows * (L.FL_N + L.FF_N + 6) + n_ports * (L.PT_N + L.PTF_N) + n_nodes * L.ND_N
+    return 8 * (rows + path_entries + (n_flows + INITIAL_SPARE_EVENTS) * L.H_N + INITIAL_PACKETS * L.PK_N)
+
+
 def build_state(
     topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray, base_rtt_ns: np.ndarray
 ) -> EngineState:
     """Arrays for a run. ``paths`` gives per-flow egress ports (CSR); ``window_bytes`` per flow (0: none);
     ``base_rtt_ns`` per flow is HPCC's EWMA horizon (maxRtt with GLOBAL_T)."""
     n_ports, n_flows = topo.n_ports, len(flows)
+    need = estimate_bytes(n_flows, n_ports, topo.n_nodes, len(paths.data_ports) + len(paths.ack_ports))
+    if cfg.memory_cap_bytes and need > cfg.memory_cap_bytes:
+        raise InputError(
+            "EngineConfig.memory_cap_bytes",
+            f"the scenario's {n_flows} flows and {n_ports} ports need "
+            f"about {need / 2**30:.2f} GiB of engine tables before the run, over the "
+            f"{cfg.memory_cap_bytes / 2**30:.2f} GiB cap",
+            "raise the cap or split the scenario",
+        )
     port_node = topo.port_node()
     rate = np.repeat(topo.link_rate_bps, 2).astype(np.int64)
     delay = np.repeat(topo.link_delay_ps, 2).astype(np.int64)
