@@ -119,6 +119,7 @@ SERIES_VARIABLES = {
     "flow_window": ("byte", "bytes the flow may have in flight (NaN: no window)"),
     "flow_acked": ("byte", "bytes acknowledged so far"),
     "flow_inflight": ("byte", "bytes sent and not yet acknowledged"),
+    "flow_skipping": ("1", "1 while the flow's partition is fast-forwarded or replayed from the memo DB"),
     "dcqcn_alpha": ("1", "DCQCN alpha (congestion estimate)"),
     "dcqcn_target_rate": ("bit/s", "DCQCN target rate"),
     "dctcp_alpha": ("1", "DCTCP alpha (fraction of marked packets, smoothed)"),
@@ -176,6 +177,7 @@ class ChunkBuilder:
             "flow_window": np.where(active & (window > 0), window, np.nan),
             "flow_acked": flow_rows[:, :, L.TF_ACKED].astype(np.int64),
             "flow_inflight": flow_rows[:, :, L.TF_INFLIGHT].astype(np.int64),
+            "flow_skipping": flow_rows[:, :, L.TF_SKIPPING].astype(np.int8),
         }
         for name, column in CCA_VARIABLES[self.cca].items():
             series = np.where(active, flow_rows[:, :, column], np.nan)

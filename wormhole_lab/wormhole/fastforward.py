@@ -79,6 +79,7 @@ class FastForward:
             state.path_ports[b : b + n] for b, n in zip(fl[:, L.FL_APATH_BEGIN], fl[:, L.FL_APATH_LEN], strict=True)
         ]
         self.active: dict[int, Skip] = {}
+        self.log: list[Skip] = []  # every skip and memo hit, in order of start (skip-backs shorten them in place)
         self.events_skipped = 0.0
         self.skips_taken = 0
         self.skip_backs = 0
@@ -154,6 +155,7 @@ class FastForward:
         parts[part, L.PA_SKIP_START] = now
         parts[part, L.PA_SKIP_END] = now + dt
         self.active[part] = Skip(part, now, now + dt, goodput, adv, port_bytes)
+        self.log.append(self.active[part])
         self.history[part] = (goodput, cap)
         # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
         parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
@@ -181,6 +183,7 @@ class FastForward:
         parts[part, L.PA_SKIP_END] = now + t_conv
         goodput = {f: adv[f] / t_conv for f in flows}
         self.active[part] = Skip(part, now, now + t_conv, goodput, adv, port_bytes, memo=True)
+        self.log.append(self.active[part])
 
     def _offset(self, part: int, dt: int, adv: np.ndarray, port_bytes: np.ndarray) -> None:
         s = self.state

@@ -1,0 +1,126 @@
+"""Components render from real small runs and show what they claim (skips, memo statistics, partitions)."""
+
+import holoviews as hv
+import numpy as np
+import pytest
+
+from wormhole_lab.errors import InputError
+from wormhole_lab.viz import LiveRun, cca_plots, flow_states, memo_panel, partition_graph, timeline
+from wormhole_lab.viz.analysis import jain_index, steady_band, steady_flags, theta_bound
+from wormhole_lab.viz.scenarios import incast, parking_lot, repeated_incast, staggered, teaching_scenario
+from wormhole_lab.wormhole.steady import dctcp_theta_bound
+
+
+@pytest.fixture(scope="module")
+def memo_run(tmp_path_factory):
+    """Three rounds of a 3-to-1 HPCC incast in Wormhole mode with a fresh memo DB: fast-forwards and memo hits."""
+    memo = tmp_path_factory.mktemp("memo") / "memo.sqlite"
+    return LiveRun(repeated_incast(n=3, rounds=3, memo=str(memo)), mode="wormhole").run()
+
+
+def _elements(obj, kind):
+    return [el for el in obj.traverse(lambda x: x, [kind])]
+
+
+def test_skipped_windows_match_the_fast_forward_records(memo_run):
+    windows = memo_run.skip_windows()
+    attrs = memo_run.flows.attrs
+    assert sum(not w.memo for w in windows) == attrs["skips"] > 0
+    assert sum(w.memo for w in windows) == attrs["memo_hits"] > 0
+    coverage = memo_run.skip_coverage()
+    assert coverage["complete"], (coverage["recorded_ps"], coverage["controller_ps"])
+    # per flow, the recorded windows add up to the run's own fast-forward + memo time shares
+    fct = memo_run.flows["fct"].values
+    shares = memo_run.flows["time_fastforward_fraction"].values + memo_run.flows["time_memo_fraction"].values
+    np.testing.assert_allclose(coverage["recorded_ps"] / fct, shares, rtol=1e-9)
+    # and the timeline draws exactly these windows, in us
+    spans = _elements(timeline(memo_run, theta=0.05), hv.VSpans)
+    drawn = sorted(tuple(row) for el in spans for row in el.array().tolist())
+    expected = sorted((w.start_ps / 1e6, w.end_ps / 1e6) for w in windows)
+    assert drawn == pytest.approx(expected)
+    memo_spans = [el for el in spans if el.label == "memo hit"][0]
+    assert len(memo_spans) == attrs["memo_hits"]
+
+
+def test_memo_panel_hit_rate_matches_the_memo_statistics(memo_run):
+    attrs = memo_run.flows.attrs
+    table = memo_run.memo_table()
+    assert table["lookups"][-1] == attrs["memo_lookups"] and table["hits"][-1] == attrs["memo_hits"]
+    panel = memo_panel(memo_run)
+    rate_curve = [el for el in _elements(panel, hv.Curve) if el.vdims[0].name == "hit_rate"][0]
+    assert rate_curve.dimension_values("hit_rate")[-1] == pytest.approx(attrs["memo_hit_rate"])
+    events = {el.label: el for el in _elements(panel, hv.Curve) if el.vdims[0].name == "events"}
+    assert events["executed"].dimension_values("events")[-1] == attrs["events_executed"]
+    assert events["skipped (estimate)"].dimension_values("events")[-1] == pytest.approx(
+        attrs["events_skipped_estimate"]
+    )
+    assert table["db_bytes"].max() > 0
+    hv.render(panel, backend="bokeh")
+
+
+def test_partition_graph_follows_the_live_partitions(tmp_path):
+    run = LiveRun(repeated_incast(n=3, rounds=2, memo=str(tmp_path / "m.sqlite")), mode="wormhole")
+    seen_states = set()
+    graphs = 0
+    while run.step(max_chunks=2):
+        parts = run.controller.partitions.flows
+        graph = partition_graph(run)
+        nodes = graph.nodes
+        flows = nodes.select(kind="flow")
+        assert sorted(flows.dimension_values("label")) == sorted(f"flow {f}" for fs in parts.values() for f in fs)
+        states = flow_states(run)
+        for label, state in zip(flows.dimension_values("label"), flows.dimension_values("state"), strict=True):
+            assert state == states[int(label.split()[1])]
+            seen_states.add(state)
+        assert graph.opts.get().kwargs["title"].startswith(f"partitions: {len(parts)}" if parts else "partitions: no")
+        graphs += 1
+    assert graphs > 5 and {"packet-level", "fast-forwarded"} <= seen_states
+    hv.render(partition_graph(run), backend="bokeh")  # finished: shows the last partitions seen
+
+
+@pytest.mark.parametrize(
+    "cca, state", [("dcqcn", "dcqcn_alpha"), ("hp", "hpcc_u"), ("timely", "timely_rtt"), ("dctcp", "dctcp_alpha")]
+)
+def test_cca_plots_show_rate_window_queue_and_the_cca_state(cca, state):
+    run = LiveRun(incast(n=2, cca=cca, size=300_000)).run()
+    layout = cca_plots(run)
+    names = {el.vdims[0].name for el in _elements(layout, hv.Curve)}
+    assert {"flow_rate", "port_queue", state, "fairness", "steady"} <= names
+    assert {"flow_window", "flow_inflight"} & names
+    curve = [el for el in _elements(layout, hv.Curve) if el.vdims[0].name == state][0]
+    assert np.isfinite(curve.dimension_values(state)).any()
+    hv.render(layout, backend="bokeh")
+
+
+def test_cca_plots_render_before_the_first_chunk():
+    run = LiveRun(incast(n=2, cca="hp", size=300_000))
+    hv.render(cca_plots(run), backend="bokeh")
+    hv.render(timeline(run), backend="bokeh")
+
+
+def test_steady_detector_and_band_follow_the_kernel_criterion():
+    rate = np.full((200, 2), 50.0)
+    rate[:, 1] += np.where(np.arange(200) % 2, 4.0, -4.0)  # +-8 %: above theta = 0.05
+    rate[:20, 0] = np.nan
+    flags = steady_flags(rate, stride=1, window=50, theta=0.05)
+    assert not flags[:69, 0].any() and flags[69:, 0].all()
+    assert not flags[:, 1].any()
+    lo, hi = steady_band(rate[:, 0], 1, 50, 0.05)
+    assert np.isnan(lo[68]) and lo[100] == pytest.approx(50 * 0.975) and hi[100] == pytest.approx(50 * 1.025)
+    assert jain_index([1, 1, 1]) == pytest.approx(1) and jain_index([1, 0, np.nan]) == pytest.approx(1)
+    assert jain_index([3, 1]) == pytest.approx(16 / 20)
+    assert theta_bound(4, 100e9, 8e-6) == dctcp_theta_bound(4, 100e9, 8e-6)
+
+
+def test_teaching_scenarios_are_small_and_check_their_inputs():
+    for make in (incast, staggered, parking_lot):
+        scenario = make(n=3)
+        assert 3 <= len(scenario.flows) <= 5
+    lot = parking_lot(n=2)
+    assert lot.topology.n_links == 2 * 2 + 4 + 2 and list(lot.flows.phase) == ["long", "long", "cross1", "cross2"]
+    with pytest.raises(InputError, match="n must be"):
+        incast(n=0)
+    with pytest.raises(InputError, match="unknown scenario"):
+        teaching_scenario("ring")
+    with pytest.raises(InputError, match="INT cannot encode"):
+        incast(cca="hp", link_gbps=40)

@@ -1,0 +1,317 @@
+"""HoloViews components: timeline, CCA plots, partition graph, memo panel.
+
+Each takes a ``LiveRun`` (or, where noted, a results ``xarray.Dataset``) and returns a HoloViews object
+that shows in a notebook, inside a Panel app, and through ``export`` on paper. Each returns the same
+structure however far the run has got (empty layers when there is nothing yet), so it can be the
+callback of a ``hv.DynamicMap`` fed by a ``streams.Pipe`` for live updates.
+
+Units on axes: time in us, rates in Gb/s, queues and windows in KB (1000 bytes).
+"""
+
+import holoviews as hv
+import networkx as nx
+import numpy as np
+import xarray as xr
+
+from wormhole_lab.viz.analysis import fairness_series, steady_band, steady_flags, steady_params
+from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET, LiveRun, SkipWindow, flow_states
+from wormhole_lab.viz.style import BAND_COLOR, LINE_COLORS, MEMO_COLOR, PACKET_COLOR, SKIP_COLOR
+
+__all__ = ["cca_plots", "memo_panel", "partition_graph", "skip_spans", "timeline"]
+
+TIME = hv.Dimension("time", label="time", unit="µs")
+PS_PER_US = 1e6
+
+# name: (label, unit, scale from the Dataset's unit)
+QUANTITIES = {
+    "flow_rate": ("sending rate", "Gb/s", 1e-9),
+    "flow_window": ("window", "KB", 1e-3),
+    "flow_inflight": ("in flight", "KB", 1e-3),
+    "flow_acked": ("acknowledged", "MB", 1e-6),
+    "port_tx_rate": ("port throughput", "Gb/s", 1e-9),
+    "port_queue": ("queue", "KB", 1e-3),
+    "dcqcn_alpha": ("DCQCN α", None, 1.0),
+    "dcqcn_target_rate": ("DCQCN target rate", "Gb/s", 1e-9),
+    "dctcp_alpha": ("DCTCP α", None, 1.0),
+    "hpcc_u": ("HPCC U", None, 1.0),
+    "timely_rtt": ("TIMELY RTT", "µs", 1e6),
+}
+CCA_STATE = {
+    "dcqcn": ["dcqcn_alpha", "dcqcn_target_rate"],
+    "dctcp": ["dctcp_alpha"],
+    "hpcc": ["hpcc_u"],
+    "timely": ["timely_rtt", "timely_gradient"],
+}
+STATE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
+
+
+def _both(obj, **style):
+    """Apply ``style`` for both backends (translating line_width <-> linewidth)."""
+    bokeh = dict(style)
+    mpl = {("linewidth" if k == "line_width" else k): v for k, v in style.items()}
+    return obj.opts(backend="bokeh", **bokeh).opts(backend="matplotlib", **mpl)
+
+
+def _series(data) -> xr.Dataset | None:
+    return data.series if isinstance(data, LiveRun) else data
+
+
+def _ydim(name: str) -> hv.Dimension:
+    label, unit, _ = QUANTITIES.get(name, (name, None, 1.0))
+    return hv.Dimension(name, label=label, unit=unit)
+
+
+def _spans(el, color: str, alpha: float):
+    el = el.opts(color=color, alpha=alpha, line_width=0, backend="bokeh")
+    return el.opts(facecolor=color, edgecolor="none", alpha=alpha, backend="matplotlib")
+
+
+def skip_spans(skips: list[SkipWindow]) -> hv.Overlay:
+    """Fast-forwarded windows shaded sky blue, memo-hit transients shaded orange (x in us)."""
+    ff = [(w.start_ps / PS_PER_US, w.end_ps / PS_PER_US) for w in skips if not w.memo]
+    memo = [(w.start_ps / PS_PER_US, w.end_ps / PS_PER_US) for w in skips if w.memo]
+    ff_el = _spans(hv.VSpans(ff, kdims=[TIME, "x1"], label="fast-forwarded"), SKIP_COLOR, 0.25)
+    memo_el = _spans(hv.VSpans(memo, kdims=[TIME, "x1"], label="memo hit"), MEMO_COLOR, 0.35)
+    return ff_el * memo_el
+
+
+def _curves(series: xr.Dataset | None, name: str, max_lines: int, label_of=None) -> hv.NdOverlay:
+    """One curve per flow (or per busiest port) of variable ``name``, scaled to display units."""
+    key = "port" if name.startswith("port_") else "flow"
+    ydim = _ydim(name)
+    curves = {}
+    if series is not None and name in series:
+        scale = QUANTITIES.get(name, (None, None, 1.0))[2]
+        values = series[name].values.astype(float) * scale
+        ids = series[key].values
+        if key == "port":  # the busiest ports only
+            order = np.argsort(-np.nan_to_num(values, nan=0).max(axis=0), kind="stable")[:max_lines]
+        else:
+            order = np.arange(min(len(ids), max_lines))
+        t = series["time"].values / PS_PER_US
+        for k, i in enumerate(sorted(order)):
+            label = label_of(int(ids[i])) if label_of else f"{key} {int(ids[i])}"
+            curves[label] = _both(
+                hv.Curve((t, values[:, i]), TIME, ydim), color=LINE_COLORS[k % len(LINE_COLORS)], line_width=1.2
+            )
+    return hv.NdOverlay(curves, kdims=[key], sort=False)
+
+
+def timeline(
+    data,
+    variable: str = "flow_rate",
+    skips: list[SkipWindow] | None = None,
+    theta: float | None = None,
+    band_flow: int | None = 0,
+    steady_cfg=None,
+    max_lines: int = 12,
+    title: str | None = None,
+) -> hv.Overlay:
+    """Per-flow or per-port series over time with skipped windows shaded and the steady band drawn.
+
+    ``data``: a LiveRun (its skips are used) or a Dataset with telemetry. ``theta`` (with the engine config
+    ``steady_cfg``, default the run's) draws the steady test's threshold band around flow ``band_flow``'s
+    window mean: a window whose samples all stay inside it passes the spread test."""
+    series = _series(data)
+    if skips is None:
+        skips = data.skip_windows() if isinstance(data, LiveRun) else []
+    if steady_cfg is None and isinstance(data, LiveRun):
+        steady_cfg = data.scenario.config
+    overlay = skip_spans(skips) * _curves(series, variable, max_lines)
+    band = hv.Area(([], [], []), TIME, [_ydim(variable), "upper"], label="steady band")
+    if theta is not None and steady_cfg is not None and series is not None and variable == "flow_rate":
+        flows = list(series["flow"].values)
+        if band_flow in flows:
+            stride, window, theta = steady_params(steady_cfg, theta)
+            rate = series[variable].values[:, flows.index(band_flow)] * 1e-9
+            lo, hi = steady_band(rate, stride, window, theta)
+            band = hv.Area(
+                (series["time"].values / PS_PER_US, lo, hi),
+                TIME,
+                [_ydim(variable), "upper"],
+                label=f"steady band (θ={theta:g}), flow {band_flow}",
+            )
+    overlay = overlay * _both(band, color=BAND_COLOR, alpha=0.3, line_width=0)
+    ydim = _ydim(variable)
+    return _both(
+        overlay,
+        title=title or f"{ydim.label} over time",
+        show_legend=True,
+        xlabel=TIME.pprint_label,
+        ylabel=ydim.pprint_label,
+    )
+
+
+def _state_curves(series: xr.Dataset | None, cca: str, max_lines: int, timely_min_rtt_s: float) -> list:
+    panels = []
+    for name in CCA_STATE[cca]:
+        if name == "timely_gradient":
+            ydim = hv.Dimension("timely_gradient", label="TIMELY RTT gradient (normalised)")
+            curves = {}
+            if series is not None and "timely_rtt" in series:
+                rtt = series["timely_rtt"].values
+                grad = np.vstack([np.full((1, rtt.shape[1]), np.nan), np.diff(rtt, axis=0)]) / timely_min_rtt_s
+                t = series["time"].values / PS_PER_US
+                for k in range(min(rtt.shape[1], max_lines)):
+                    curves[f"flow {int(series['flow'].values[k])}"] = _both(
+                        hv.Curve((t, grad[:, k]), TIME, ydim), color=LINE_COLORS[k % len(LINE_COLORS)], line_width=1
+                    )
+            panels.append(_both(hv.NdOverlay(curves, kdims=["flow"], sort=False), title="TIMELY RTT gradient"))
+        else:
+            panels.append(_both(_curves(series, name, max_lines), title=QUANTITIES[name][0]))
+    return panels
+
+
+def cca_plots(run: LiveRun, theta: float = 0.05, max_lines: int = 12) -> hv.Layout:
+    """Rate (with skips and the steady band), window (or bytes in flight without a window), busiest queues,
+    the CCA's internal state, and Jain's fairness index with the steady detector."""
+    series = run.series
+    cfg = run.scenario.config
+    rate = timeline(run, "flow_rate", theta=theta, max_lines=max_lines, title="sending rate per flow")
+    has_window = series is not None and np.isfinite(series["flow_window"].values).any()
+    window = _curves(series, "flow_window" if has_window else "flow_inflight", max_lines)
+    window = _both(window, title="window per flow" if has_window else "bytes in flight per flow (no window)")
+    queue = _both(_curves(series, "port_queue", 4, label_of=lambda p: f"port {p}"), title="busiest queues")
+    state = _state_curves(series, cfg.cca, max_lines, cfg.timely_min_rtt_ps / 1e12)
+    fair_dim = hv.Dimension("fairness", label="Jain's fairness index", range=(0, 1.05))
+    detector_dim = hv.Dimension("steady", label="flows steady", unit="fraction", range=(0, 1.05))
+    if series is not None:
+        t = series["time"].values / PS_PER_US
+        fair = hv.Curve((t, fairness_series(series).values), TIME, fair_dim, label="Jain's index")
+        stride, l_window, th = steady_params(cfg, theta)
+        flags = steady_flags(series["flow_rate"].values, stride, l_window, th)
+        active = np.isfinite(series["flow_rate"].values)
+        with np.errstate(invalid="ignore"):
+            frac = np.where(
+                active.any(axis=1), (flags & active).sum(axis=1) / np.maximum(active.sum(axis=1), 1), np.nan
+            )
+        steady = hv.Curve((t, frac), TIME, detector_dim, label="steady detector")
+    else:
+        fair = hv.Curve(([], []), TIME, fair_dim, label="Jain's index")
+        steady = hv.Curve(([], []), TIME, detector_dim, label="steady detector")
+    fair = _both(fair, color=LINE_COLORS[0], line_width=1.5)
+    steady = _both(steady, color=BAND_COLOR, line_width=1.5)
+    panels = [rate, window, queue, *state, _both(fair * steady, title="fairness and steady detector")]
+    return hv.Layout(panels).cols(2)
+
+
+def _layout(run: LiveRun) -> dict:
+    """Stable node positions for every flow and every port any flow uses (cached on the run)."""
+    cached = run.cache.get("graph_layout")
+    if cached is not None:
+        return cached
+    ff = run.controller.ff
+    g = nx.Graph()
+    for f in range(len(run.scenario.flows)):
+        for p in np.unique(np.concatenate([ff.data_ports[f], ff.ack_ports[f]])).tolist():
+            g.add_edge(("flow", f), ("port", int(p)))
+    pos = nx.spring_layout(g, seed=1, iterations=100) if len(g) else {}
+    run.cache["graph_layout"] = pos
+    return pos
+
+
+def partition_graph(run: LiveRun, now_ps: int | None = None) -> hv.Graph:
+    """Active flows (circles) and the ports they use (white), edges coloured by partition.
+
+    Flow colour says what the flow is doing now: grey packet-level, sky blue fast-forwarded, orange memo hit.
+    Needs a Wormhole-mode run (the partitions come from its controller)."""
+    node_cols = ["x", "y", "index", "kind", "state", "partition", "label", "color"]
+    nodes = {c: [] for c in node_cols}
+    edges = {"start": [], "end": [], "partition": [], "edge_color": []}
+    parts = run.partitions()
+    ctrl = run.controller
+    shown_at = run.now_ps if now_ps is None else now_ps
+    states = flow_states(run, now_ps) if parts else {}
+    if not parts and run.done and run.last_busy is not None:  # finished: show the last partitions seen
+        shown_at, parts, states = run.last_busy
+    if ctrl is not None and parts:
+        pos = _layout(run)
+        index: dict = {}
+
+        def node(key, kind, state, part, label):
+            if key not in index:
+                index[key] = len(index)
+                x, y = pos[key]
+                values = (float(x), float(y), index[key], kind, state, part, label, STATE_COLORS[state])
+                for c, v in zip(node_cols, values, strict=True):
+                    nodes[c].append(v)
+            return index[key]
+
+        topo = run.scenario.topology
+        owner, peer = topo.port_node(), topo.port_peer_node()
+        for part, flows in sorted(parts.items()):
+            for f in flows:
+                a = node(("flow", f), "flow", states.get(f, PACKET), part, f"flow {f}")
+                for p in np.unique(np.concatenate([ctrl.ff.data_ports[f], ctrl.ff.ack_ports[f]])).tolist():
+                    b = node(("port", p), "port", "port", part, f"port {p} ({owner[p]}→{peer[p]})")
+                    edges["start"].append(a)
+                    edges["end"].append(b)
+                    edges["partition"].append(part)
+                    edges["edge_color"].append(LINE_COLORS[part % len(LINE_COLORS)])
+    vdims = ["kind", "state", "partition", "label", "color"]
+    node_el = hv.Nodes((nodes["x"], nodes["y"], nodes["index"], *[nodes[c] for c in vdims]), vdims=vdims)
+    graph = hv.Graph(
+        ((edges["start"], edges["end"], edges["partition"], edges["edge_color"]), node_el),
+        vdims=["partition", "edge_color"],
+    )
+    n_parts = len(parts)
+    title = f"partitions: {n_parts} at t = {shown_at / PS_PER_US:.0f} µs" if n_parts else "partitions: no active flow"
+    if n_parts and run.done:
+        title = f"last partitions ({n_parts}) at t = {shown_at / PS_PER_US:.0f} µs"
+    common = dict(node_color="color", edge_color="edge_color", title=title, xaxis=None, yaxis=None)
+    return graph.opts(
+        hv.opts.Graph(
+            **common, node_size=14, edge_line_width=2, tools=["hover"], node_line_color="black", backend="bokeh"
+        ),
+        hv.opts.Graph(**common, node_size=6, edge_linewidth=1.5, node_edgecolors="black", backend="matplotlib"),
+    )
+
+
+def memo_panel(run: LiveRun) -> hv.Layout:
+    """Memo lookups, hits and misses, the hit rate, the DB size, and events executed against events skipped,
+    all over simulated time (one sample per telemetry chunk)."""
+    m = run.memo_table()
+    t = m["time_ps"] / PS_PER_US if len(m["time_ps"]) else np.zeros(0)
+    count = hv.Dimension("count", label="memo operations", unit="count")
+    counts = _both(
+        hv.Overlay(
+            [
+                _both(hv.Curve((t, m[k] if len(t) else []), TIME, count, label=k), color=c, line_width=1.5)
+                for k, c in (("lookups", LINE_COLORS[0]), ("hits", MEMO_COLOR), ("misses", PACKET_COLOR))
+            ]
+        ),
+        title="memo lookups, hits, misses",
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(m["lookups"] > 0, m["hits"] / np.maximum(m["lookups"], 1), np.nan) if len(t) else []
+    hit_rate = _both(
+        hv.Curve((t, rate), TIME, hv.Dimension("hit_rate", label="hit rate", range=(0, 1.05))),
+        color=MEMO_COLOR,
+        line_width=1.5,
+        title="memo hit rate",
+    )
+    size = _both(
+        hv.Curve((t, m["db_bytes"] / 1e3 if len(t) else []), TIME, hv.Dimension("db", label="memo DB size", unit="KB")),
+        color=LINE_COLORS[0],
+        line_width=1.5,
+        title="memo DB size",
+    )
+    ev = hv.Dimension("events", label="events", unit="count")
+    events = _both(
+        hv.Overlay(
+            [
+                _both(
+                    hv.Curve((t, m["events_executed"] if len(t) else []), TIME, ev, label="executed"),
+                    color=PACKET_COLOR,
+                    line_width=1.5,
+                ),
+                _both(
+                    hv.Curve((t, m["events_skipped"] if len(t) else []), TIME, ev, label="skipped (estimate)"),
+                    color=SKIP_COLOR,
+                    line_width=1.5,
+                ),
+            ]
+        ),
+        title="events executed vs skipped",
+    )
+    return hv.Layout([counts, hit_rate, size, events]).cols(2)

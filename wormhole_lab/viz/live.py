@@ -1,0 +1,201 @@
+"""A run that can be advanced a little at a time, recording what the views need as it goes.
+
+``LiveRun`` wraps ``Simulation.stream()``. Each ``step()`` pulls telemetry chunks; after each chunk it
+looks at the Wormhole controller (if any) and records:
+
+- the skips, from the controller's own log (``controller.ff.log``: every fast-forward and memo hit,
+  shortened in place by a skip-back); ``skip_coverage()`` checks it against the controller's per-flow
+  totals (``ff.ff_time``, ``ff.memo_time``);
+- a snapshot of the partitions (flows per partition id, and what each flow is doing);
+- memo DB counters, DB size, events executed and events skipped so far.
+
+Everything is plain data (lists, dicts, NumPy arrays, xarray), usable from a notebook without any GUI.
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.simulation import Simulation
+
+__all__ = ["LiveRun", "SkipWindow", "flow_states"]
+
+PACKET, FASTFORWARD, MEMO = "packet-level", "fast-forwarded", "memo hit"
+
+
+@dataclass(frozen=True)
+class SkipWindow:
+    """A skipped stretch of one partition: ``memo`` True for a memoized transient, False for a fast-forward."""
+
+    part: int
+    start_ps: int
+    end_ps: int
+    memo: bool
+    flows: tuple
+
+
+class LiveRun:
+    """Run ``scenario`` in ``mode`` a chunk at a time: ``step()`` for live views, ``run()`` to finish."""
+
+    def __init__(self, scenario, mode: str = "packet"):
+        self.sim = Simulation(scenario, mode=mode)
+        self.scenario = scenario
+        self.mode = mode
+        self.chunks: list[xr.Dataset] = []
+        self.done = False
+        self.wall_seconds = 0.0
+        self._stream = None
+        self.partition_snapshots: list[tuple[int, dict]] = []  # (time, {part: sorted flows}) when they changed
+        self.memo_log: dict[str, list] = {k: [] for k in MEMO_COLUMNS}
+        self._series = None
+        self.cache: dict = {}  # per-run memo of the views (e.g. graph layout)
+        self.last_busy: tuple[int, dict, dict] | None = None  # (time, partitions, flow states) with active flows
+
+    # --- driving -----------------------------------------------------------------------------------
+    def step(self, max_chunks: int | None = None, budget_s: float | None = None) -> bool:
+        """Pull up to ``max_chunks`` chunks (or until ``budget_s`` of wall time); False once the run is done."""
+        if self.done:
+            return False
+        if self._stream is None:
+            self._stream = self.sim.stream()
+        t0 = time.perf_counter()
+        pulled = 0
+        while max_chunks is None or pulled < max_chunks:
+            try:
+                chunk = next(self._stream)
+            except StopIteration:
+                self.done = True
+                self._observe(final=True)
+                break
+            self.chunks.append(chunk)
+            self._series = None
+            pulled += 1
+            self._observe()
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
+                break
+        self.wall_seconds += time.perf_counter() - t0
+        return not self.done
+
+    def run(self) -> "LiveRun":
+        while self.step(max_chunks=1000):
+            pass
+        return self
+
+    # --- what the views read -------------------------------------------------------------------------
+    @property
+    def controller(self):
+        return getattr(self.sim, "controller", None)
+
+    @property
+    def flows(self) -> xr.Dataset | None:
+        """The flow table Dataset once the run is done (``Simulation.flows``), else None."""
+        return self.sim.flows if self.done else None
+
+    @property
+    def series(self) -> xr.Dataset | None:
+        """Every telemetry chunk so far, concatenated along ``time`` (None before the first chunk)."""
+        if not self.chunks:
+            return None
+        if self._series is None:
+            self._series = xr.concat(self.chunks, dim="time", data_vars="all", coords="minimal", compat="override")
+        return self._series
+
+    @property
+    def now_ps(self) -> int:
+        ctrl = self.controller
+        if ctrl is not None:
+            return int(ctrl.state.g[L.G_NOW])
+        return int(self.chunks[-1].time[-1]) if self.chunks else 0
+
+    def skip_windows(self) -> list[SkipWindow]:
+        """Every skip recorded so far, fast-forwards and memo hits, with their final extent."""
+        return [
+            SkipWindow(int(s.part), int(s.start), int(s.end), bool(s.memo), tuple(sorted(int(f) for f in s.goodput)))
+            for s in (self.controller.ff.log if self.controller is not None else [])
+            if s.end > s.start
+        ]
+
+    def skip_coverage(self) -> dict:
+        """Per flow, skipped time in the recorded windows vs the controller's totals (ff_time + memo_time).
+
+        ``complete`` is True when they agree for every flow, i.e. no skip was missed between two chunks."""
+        ctrl = self.controller
+        n = len(self.scenario.flows)
+        recorded = np.zeros(n, dtype=np.int64)
+        for w in self.skip_windows():
+            recorded[list(w.flows)] += w.end_ps - w.start_ps
+        if ctrl is None:
+            return {"recorded_ps": recorded, "controller_ps": recorded.copy(), "complete": True}
+        booked = ctrl.ff.ff_time + ctrl.ff.memo_time
+        # skips still in progress are not booked yet
+        for skip in ctrl.ff.active.values():
+            for f in skip.goodput:
+                booked[f] += skip.end - skip.start
+        return {"recorded_ps": recorded, "controller_ps": booked, "complete": bool(np.array_equal(recorded, booked))}
+
+    def partitions(self) -> dict[int, list[int]]:
+        """The latest partition snapshot: partition id -> its active flows."""
+        return self.partition_snapshots[-1][1] if self.partition_snapshots else {}
+
+    def memo_table(self) -> dict[str, np.ndarray]:
+        """The memo and event counters sampled after each chunk, as arrays (see ``MEMO_COLUMNS``)."""
+        return {k: np.asarray(v) for k, v in self.memo_log.items()}
+
+    # --- recording -----------------------------------------------------------------------------------
+    def _observe(self, final: bool = False) -> None:
+        ctrl = self.controller
+        if ctrl is None:
+            return
+        now = self.now_ps
+        parts = {int(p): sorted(int(f) for f in fs) for p, fs in ctrl.partitions.flows.items()}
+        if not self.partition_snapshots or self.partition_snapshots[-1][1] != parts:
+            self.partition_snapshots.append((now, parts))
+        if parts:
+            self.last_busy = (now, parts, flow_states(self, now))
+        memo = ctrl.memo
+        row = {
+            "time_ps": now,
+            "lookups": memo.lookups if memo else 0,
+            "hits": memo.hits if memo else 0,
+            "misses": memo.misses if memo else 0,
+            "db_bytes": memo_db_bytes(memo),
+            "events_executed": int(ctrl.state.g[L.G_EVENTS]),
+            "events_skipped": float(ctrl.ff.events_skipped),
+        }
+        if final and self.sim.flows is not None:
+            a = self.sim.flows.attrs
+            row["events_skipped"] = float(a.get("events_skipped_estimate", row["events_skipped"]))
+        for k, v in row.items():
+            self.memo_log[k].append(v)
+
+
+MEMO_COLUMNS = ("time_ps", "lookups", "hits", "misses", "db_bytes", "events_executed", "events_skipped")
+
+
+def memo_db_bytes(memo) -> int:
+    """Bytes of the memo DB on disk, including its write-ahead log (``MemoDB.size_bytes`` counts only the main
+    file, which SQLite's WAL mode grows only at checkpoints)."""
+    if memo is None:
+        return 0
+    wal = memo.path.with_name(memo.path.name + "-wal")
+    return memo.size_bytes() + (wal.stat().st_size if wal.exists() else 0)
+
+
+def flow_states(run: LiveRun, now_ps: int | None = None) -> dict[int, str]:
+    """What each active flow is doing at ``now_ps`` (default: the run's clock): packet-level, fast-forwarded or
+    memo hit."""
+    ctrl = run.controller
+    parts = run.partitions()
+    now = run.now_ps if now_ps is None else now_ps
+    states = {f: PACKET for fs in parts.values() for f in fs}
+    if ctrl is None:
+        return states
+    for skip in ctrl.ff.active.values():
+        if skip.start <= now < skip.end:
+            for f in skip.goodput:
+                if f in states:
+                    states[int(f)] = MEMO if skip.memo else FASTFORWARD
+    return states
