@@ -153,3 +153,9 @@ def test_bad_telemetry_settings_are_clear_errors(incast, telemetry, match):
 def test_unwritable_store_path_is_an_error_before_the_run(tmp_path, incast):
     with pytest.raises(InputError, match="does not exist"):
         Simulation(incast(2, 10_000)).run(out=tmp_path / "missing" / "x.nc")
+
+
+def test_a_store_with_no_flow_series_is_written(tmp_path, incast):
+    scenario = replace(incast(2, 50_000), telemetry=Telemetry(flows=None))
+    ds = Simulation(scenario).run(out=tmp_path / "ports_only.nc")
+    assert ds.attrs["complete"] == 1 and ds["port_queue"].sizes["time"] > 0

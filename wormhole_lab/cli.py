@@ -9,6 +9,7 @@ import numpy as np
 
 from wormhole_lab.engine.state import ResourceLimitError
 from wormhole_lab.errors import InputError
+from wormhole_lab.interrupts import Terminated, sigterm_as_interrupt
 
 EPILOG_RUN = """examples:
   wormhole-lab run                      # built-in fat-tree scenario, packet mode
@@ -122,7 +123,16 @@ def main(argv=None) -> int:
     if args.command is None:
         args = parser.parse_args(["run", *(argv or sys.argv[1:])])
     try:
-        return args.func(args)
+        with sigterm_as_interrupt():
+            return args.func(args)
+    except KeyboardInterrupt as exc:
+        if args.debug:
+            raise
+        print(
+            f"wormhole-lab: interrupted ({exc or 'Ctrl-C'}); files written so far are marked incomplete",
+            file=sys.stderr,
+        )
+        return 143 if isinstance(exc, Terminated) else 130
     except (InputError, ResourceLimitError, OSError) as exc:
         if args.debug:
             raise

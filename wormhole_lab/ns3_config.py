@@ -117,6 +117,12 @@ def _megabytes(tokens, where):
             f"buffer size {tok} MB is not a positive whole number",
             "third.cc reads BUFFER_SIZE as an integer number of MB, e.g. 32",
         )
+    if v >= 4096:  # the reference's MMU holds the buffer in bytes as a uint32: 4096 MB would wrap to 0
+        raise InputError(
+            where,
+            f"buffer size {tok} MB is too large",
+            "BUFFER_SIZE is in MB (x1024x1024), e.g. 32; the reference's 32-bit byte count cannot hold 4096 MB or more",
+        )
     return int(v) * _MB
 
 

@@ -1,12 +1,15 @@
 """Run a reference-style config.txt unchanged: read its topology and flows, write its fct/pfc outputs."""
 
+import re
 from pathlib import Path
 
+from wormhole_lab.errors import InputError
 from wormhole_lab.ns3_config import read_ns3_config
 from wormhole_lab.results import check_writable, fct_lines, pfc_lines, write_lines
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.topology.hpcc_format import read_topology
-from wormhole_lab.workload.hpcc_flow_format import read_flows
+from wormhole_lab.workload.hpcc_flow_format import flow_line, read_flows
+from wormhole_lab.workload.validate import check_flows
 
 
 def ns3_scenario(config_path) -> tuple[Scenario, object]:
@@ -16,6 +19,12 @@ def ns3_scenario(config_path) -> tuple[Scenario, object]:
     cfg = read_ns3_config(config_path)
     topo = read_topology(Path(cfg.topology_file))
     flows = read_flows(Path(cfg.flow_file))
+    try:
+        check_flows(flows, topo, where="flows")
+    except InputError as exc:  # name the flow file's line, not the row of a table the user never saw
+        row = re.match(r"flows\[(\d+)\]", exc.where)
+        where = f"{cfg.flow_file}:{flow_line(Path(cfg.flow_file), int(row.group(1)))}" if row else cfg.flow_file
+        raise InputError(where, exc.problem, f"{exc.fix} (topology: {cfg.topology_file})") from None
     return Scenario(topo, flows, cfg.engine, name=str(config_path)), cfg
 
 

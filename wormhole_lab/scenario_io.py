@@ -53,7 +53,7 @@ from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
 from wormhole_lab.topology.hpcc_format import read_topology
 from wormhole_lab.topology.model import Topology
-from wormhole_lab.units import parse_rate, parse_time_ps
+from wormhole_lab.units import MAX_RATE_BPS, MAX_TIME_PS, parse_rate, parse_time_ps
 from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.generators import TRAINING_OPTIONS, incast, permutation, training
 from wormhole_lab.workload.hpcc_flow_format import read_flows
@@ -78,6 +78,7 @@ TELEMETRY_KEYS = ("interval_ps", "ports", "flows", "chunk_samples", "max_ports",
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
 _CONFIG_TYPES = {f.name: f.type for f in fields(EngineConfig)}
 _ECN_MAPS = ("kmin_bytes", "kmax_bytes", "pmax")
+MAX_INTEGER = 2**53  # sizes, counts and bytes stay exact in float64 downstream and far from int64 overflow
 _NUMBER_TEXT = re.compile(r"^[+-]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 
 
@@ -88,10 +89,19 @@ def load_scenario(path) -> Scenario:
     """Read, validate and build the Scenario described by a YAML file (see the module docstring)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(
             f"{path}:0", f"cannot read the scenario file ({exc.strerror})", "check the path and permissions"
+        ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}",
+            f"the file is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+            "give a YAML scenario file saved as UTF-8",
         ) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -101,9 +111,13 @@ def load_scenario(path) -> Scenario:
         line = mark.line + 1 if mark is not None else 0
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"{path}:{line}", f"not valid YAML: {problem}", "fix the YAML syntax at this line") from None
+    if doc is None:
+        raise InputError(
+            f"{path}:1", "the scenario file is empty", f"write at least the keys {', '.join(REQUIRED_KEYS)}"
+        )
     lines: dict[tuple, int] = {}
     if node is not None:
-        _index_lines(node, (), lines, str(path))
+        _index_lines(node, (), lines, str(path), set())
     return _Loader(str(path), path.parent, lines).scenario(doc, default_name=path.stem)
 
 
@@ -115,9 +129,15 @@ def scenario_from_dict(doc: dict, base_dir=".", source: str = "<scenario>") -> S
 # --- YAML line numbers -----------------------------------------------------------------------------------------
 
 
-def _index_lines(node, prefix: tuple, out: dict, source: str) -> None:
-    """Map every key path (``("config", "rp_timer_ps")``, ``("flows", "incast", "senders", 2)``) to its line."""
+def _index_lines(node, prefix: tuple, out: dict, source: str, seen_nodes: set) -> None:
+    """Map every key path (``("config", "rp_timer_ps")``, ``("flows", "incast", "senders", 2)``) to its line.
+
+    A node reached again through a YAML alias is not walked twice: an anchor that contains itself would
+    recurse forever, and nested aliases ("billion laughs") would take exponential time."""
     out.setdefault(prefix, node.start_mark.line + 1)
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: dict = {}
         for key_node, value_node in node.value:
@@ -130,10 +150,10 @@ def _index_lines(node, prefix: tuple, out: dict, source: str) -> None:
                 )
             seen[key] = line
             out[prefix + (key,)] = line
-            _index_lines(value_node, prefix + (key,), out, source)
+            _index_lines(value_node, prefix + (key,), out, source, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index_lines(item, prefix + (i,), out, source)
+            _index_lines(item, prefix + (i,), out, source, seen_nodes)
 
 
 def _dotted(path: tuple) -> str:
@@ -213,7 +233,7 @@ class _Loader:
                     path, f"missing required key {key!r}", f"add '{key}:' (keys here: {', '.join(allowed)})"
                 )
 
-    def integer(self, value, path: tuple, minimum: int | None = None) -> int:
+    def integer(self, value, path: tuple, minimum: int | None = None, maximum: int = MAX_INTEGER) -> int:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise self.error(path, f"must be an integer, got {_kind(value)}", "write a whole number such as 1000000")
         if isinstance(value, str):
@@ -227,6 +247,8 @@ class _Loader:
             value = int(value)
         if minimum is not None and value < minimum:
             raise self.error(path, f"must be at least {minimum}, got {value}", f"use a value >= {minimum}")
+        if value > maximum:
+            raise self.error(path, f"{value} is too large (at most {maximum})", "use a smaller value; check the unit")
         return value
 
     def number(self, value, path: tuple) -> float:
@@ -256,7 +278,7 @@ class _Loader:
                 return parse_rate(value, _dotted(path))
             except InputError as exc:
                 raise self.error(path, exc.problem, exc.fix) from None
-        v = self.integer(value, path)
+        v = self.integer(value, path, maximum=MAX_RATE_BPS)
         if v <= 0:
             raise self.error(path, f"rate must be positive, got {v}", "write bit/s such as 100000000000 or 100Gbps")
         return v
@@ -267,7 +289,7 @@ class _Loader:
                 return parse_time_ps(value, _dotted(path))
             except InputError as exc:
                 raise self.error(path, exc.problem, exc.fix) from None
-        return self.integer(value, path, minimum=0)
+        return self.integer(value, path, minimum=0, maximum=MAX_TIME_PS)
 
     def file(self, value, path: tuple) -> Path:
         name = self.text(value, path)

@@ -1,5 +1,6 @@
 """Scenario -> results: the one entry point notebooks, the CLI and the apps use."""
 
+import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
+from wormhole_lab.interrupts import sigterm_as_interrupt
 from wormhole_lab.results import add_wormhole_results, flows_dataset, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
@@ -124,6 +126,9 @@ class Simulation:
         self.compile_seconds = compile_engine()
         wall = 0.0
         finished = False
+        signals = contextlib.ExitStack()
+        if writer is not None:  # SIGTERM like Ctrl-C while a store is open, so that it is closed and marked
+            signals.enter_context(sigterm_as_interrupt())
         try:
             while True:
                 t0 = time.perf_counter()
@@ -154,6 +159,7 @@ class Simulation:
         finally:
             if writer is not None:
                 writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
+            signals.close()
 
     def run(self, out=None, fmt: str | None = None) -> xr.Dataset:
         """The flow table plus every telemetry series, in one Dataset.

@@ -242,8 +242,9 @@ class StoreWriter:
             f = self._file
             f.dimensions = {"time": None, "port": chunk.sizes["port"], "flow": chunk.sizes["flow"]}
             for name, var in chunk.variables.items():
+                chunked = "time" in var.dims and all(var.shape[1:])  # HDF5 cannot chunk a zero-length dimension
                 created = f.create_variable(
-                    name, var.dims, var.dtype, chunks=(1024,) + var.shape[1:] if "time" in var.dims else None
+                    name, var.dims, var.dtype, chunks=(1024,) + var.shape[1:] if chunked else None
                 )
                 created.attrs.update(var.attrs)
                 if "time" not in var.dims:

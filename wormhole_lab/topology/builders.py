@@ -11,7 +11,7 @@ import numpy as np
 
 from wormhole_lab.errors import InputError
 from wormhole_lab.topology.model import Topology
-from wormhole_lab.topology.validate import check_topology
+from wormhole_lab.topology.validate import MAX_NODES, check_topology
 
 __all__ = ["DEFAULT_DELAY_PS", "DEFAULT_RATE_BPS", "dumbbell", "fat_tree", "leaf_spine", "rail_optimized", "star"]
 
@@ -67,6 +67,16 @@ def _delay(fn: str, arg: str, value) -> int:
     return v
 
 
+def _check_size(fn: str, arg: str, value, n_nodes: int, n_links: int) -> None:
+    """Refuse, before building anything, a topology too large to hold in memory."""
+    if n_nodes > MAX_NODES or n_links > MAX_NODES:
+        raise InputError(
+            f"{fn}({arg}={value!r})",
+            f"{arg}={value} is too large: {n_nodes} nodes and {n_links} links (at most {MAX_NODES} of each)",
+            f"use a smaller {arg}",
+        )
+
+
 def _make(
     fn: str, n_hosts: int, n_nodes: int, links: list[tuple[int, int, int, int]], name: str, meta: dict
 ) -> Topology:
@@ -92,6 +102,7 @@ def star(n_hosts: int, host_rate_bps: int = DEFAULT_RATE_BPS, host_delay_ps: int
     fn = "star"
     n = _count(fn, "n_hosts", n_hosts)
     rate, delay = _rate(fn, "host_rate_bps", host_rate_bps), _delay(fn, "host_delay_ps", host_delay_ps)
+    _check_size(fn, "n_hosts", n, n + 1, n)
     links = [(h, n, rate, delay) for h in range(n)]
     return _make(fn, n, n + 1, links, f"star({n})", {"n_hosts": n, "host_rate_bps": rate, "host_delay_ps": delay})
 
@@ -114,6 +125,7 @@ def dumbbell(
     rate, delay = _rate(fn, "host_rate_bps", host_rate_bps), _delay(fn, "host_delay_ps", host_delay_ps)
     b_rate = _rate(fn, "bottleneck_rate_bps", bottleneck_rate_bps)
     b_delay = _delay(fn, "bottleneck_delay_ps", bottleneck_delay_ps)
+    _check_size(fn, "n_left" if nl >= nr else "n_right", max(nl, nr), nl + nr + 2, nl + nr + 1)
     left, right = nl + nr, nl + nr + 1
     links = [(h, left if h < nl else right, rate, delay) for h in range(nl + nr)]
     links.append((left, right, b_rate, b_delay))
@@ -147,6 +159,8 @@ def leaf_spine(
     rate, delay = _rate(fn, "host_rate_bps", host_rate_bps), _delay(fn, "host_delay_ps", host_delay_ps)
     f_rate, f_delay = _rate(fn, "fabric_rate_bps", fabric_rate_bps), _delay(fn, "fabric_delay_ps", fabric_delay_ps)
     n_hosts = nl * hpl
+    big = max((nl, "n_leaves"), (ns, "n_spines"), (hpl, "hosts_per_leaf"))
+    _check_size(fn, big[1], big[0], n_hosts + nl + ns, n_hosts + nl * ns)
     leaf0, spine0 = n_hosts, n_hosts + nl
     links = [(h, leaf0 + h // hpl, rate, delay) for h in range(n_hosts)]
     links += [(leaf0 + i, spine0 + j, f_rate, f_delay) for i in range(nl) for j in range(ns)]
@@ -184,6 +198,7 @@ def fat_tree(
     f_rate, f_delay = _rate(fn, "fabric_rate_bps", fabric_rate_bps), _delay(fn, "fabric_delay_ps", fabric_delay_ps)
     half = k // 2
     n_hosts, n_edge, n_core = k**3 // 4, k * half, half * half
+    _check_size(fn, "k", k, n_hosts + 2 * n_edge + n_core, n_hosts + 2 * k * half * half)
     edge0 = n_hosts
     agg0 = edge0 + n_edge
     core0 = agg0 + n_edge
@@ -239,10 +254,15 @@ def rail_optimized(
     if not isinstance(nvlink, (bool, np.bool_)):
         raise InputError(f"{fn}(nvlink={nvlink!r})", "nvlink must be True or False", "pass nvlink=True for NVSwitches")
     nv_rate, nv_delay = _rate(fn, "nvlink_rate_bps", nvlink_rate_bps), _delay(fn, "nvlink_delay_ps", nvlink_delay_ps)
+    spines_given = n_spines is not None
     if n_spines is None:
         n_spines = max(1, -(-ns_ * rate // f_rate))
     n_sp = _count(fn, "n_spines", n_spines)
     n_hosts = ns_ * gps
+    big = max((ns_, "n_servers"), (gps, "gpus_per_server"), (n_sp if spines_given else 0, "n_spines"))
+    _check_size(
+        fn, big[1], big[0], n_hosts + (ns_ if nvlink else 0) + gps + n_sp, n_hosts * (2 if nvlink else 1) + gps * n_sp
+    )
     nv0 = n_hosts
     rail0 = nv0 + (ns_ if nvlink else 0)
     spine0 = rail0 + gps

@@ -20,7 +20,7 @@ import numpy as np
 
 from wormhole_lab.errors import InputError
 from wormhole_lab.topology.model import Topology
-from wormhole_lab.topology.validate import check_topology
+from wormhole_lab.topology.validate import MAX_NODES, check_topology
 from wormhole_lab.units import format_rate, format_time_ps, parse_rate, parse_time_ps
 
 __all__ = ["read_topology", "write_topology"]
@@ -36,10 +36,19 @@ def read_topology(path) -> Topology:
     """
     path = Path(path)
     try:
-        lines = path.read_text().splitlines()
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(
             f"{path}:0", f"cannot read the topology file ({exc.strerror})", "check the path and permissions"
+        ) from None
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}",
+            f"the file is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+            "give an HPCC or SimAI topology text file",
         ) from None
     rows = ((i + 1, line.split()) for i, line in enumerate(lines))
     rows = ((no, toks) for no, toks in rows if toks)  # blank lines carry nothing, as with ifstream >>
@@ -74,6 +83,14 @@ def read_topology(path) -> Topology:
         )
     if node_num < 1:
         raise InputError(where, "node_num must be at least 1", "count every host and switch")
+    if node_num > MAX_NODES:
+        raise InputError(where, f"node_num {node_num} is too large", f"use at most {MAX_NODES} nodes")
+    if link_num > len(lines):  # checked before allocating one row per declared link
+        raise InputError(
+            where,
+            f"link_num {link_num} is too large: the file has only {len(lines)} lines (truncated file?)",
+            "fix the counts on line 1 or restore the missing link lines",
+        )
     if nvs_num + switch_num > node_num:
         raise InputError(
             where,

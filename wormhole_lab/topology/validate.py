@@ -7,7 +7,11 @@ import numpy as np
 from wormhole_lab.errors import InputError
 from wormhole_lab.topology.model import Topology
 
-__all__ = ["check_topology"]
+__all__ = ["MAX_LINK_DELAY_PS", "MAX_LINK_RATE_BPS", "MAX_NODES", "check_topology"]
+
+MAX_NODES = 10_000_000  # nodes of one topology: beyond this, building it would exhaust memory before any check
+MAX_LINK_RATE_BPS = 10**15  # 1 Pbit/s: far above any link; keeps bit/s arithmetic well inside int64
+MAX_LINK_DELAY_PS = 10**15  # 1000 s: far above any link; keeps sums of delays along paths inside int64
 
 
 def check_topology(topo: Topology, where: str = "topology", link_where: Sequence[str] | None = None) -> None:
@@ -50,11 +54,23 @@ def check_topology(topo: Topology, where: str = "topology", link_where: Sequence
         raise InputError(
             at(i), f"link {i} has rate {topo.link_rate_bps[i]} bit/s", "use a positive rate such as 100Gbps"
         )
+    bad = np.flatnonzero(topo.link_rate_bps > MAX_LINK_RATE_BPS)
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(
+            at(i), f"link {i} has rate {topo.link_rate_bps[i]} bit/s, above 1 Pbit/s", "check the unit, e.g. 100Gbps"
+        )
     bad = np.flatnonzero(topo.link_delay_ps < 0)
     if bad.size:
         i = int(bad[0])
         raise InputError(
             at(i), f"link {i} has negative delay {topo.link_delay_ps[i]} ps", "use a delay >= 0, e.g. 1000ns"
+        )
+    bad = np.flatnonzero(topo.link_delay_ps > MAX_LINK_DELAY_PS)
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(
+            at(i), f"link {i} has delay {topo.link_delay_ps[i]} ps, above 1000 s", "check the unit, e.g. 1000ns or 1us"
         )
     err = np.asarray(topo.link_error_rate, dtype=np.float64)
     bad = np.flatnonzero(~((err >= 0.0) & (err <= 1.0)))  # also catches NaN

@@ -193,6 +193,19 @@ def _rescan(path: Path, flow_num: int, only: int | None = None, prev_start: floa
             k += 1
 
 
+def flow_line(path, index: int) -> int:
+    """The line number of flow ``index`` (0-based) in a flow file (blank lines skipped as the reader does)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        f.readline()
+        k = 0
+        for lineno, line in enumerate(f, start=2):
+            if line.split():
+                if k == index:
+                    return lineno
+                k += 1
+    return 0
+
+
 def _check_line(tokens: list[str], where: str, prev_ps: int | None) -> int:
     """Validate one flow line; returns its start in ps (for the sort check of the next line)."""
     if len(tokens) != 6:

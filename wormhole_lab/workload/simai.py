@@ -143,7 +143,12 @@ def comm_group(token: str, column: str) -> tuple[str, str] | None:
     raise ValueError(f"not a canonical comm token: {token!r}")
 
 
-def _number(tok: str, where: str, what: str, minimum: int = 0) -> int:
+MAX_BYTES = 2**53  # as for the other flow readers: sizes stay exact in float64 downstream
+MAX_COMPUTE_NS = 10**12  # 1000 s of compute in one row; keeps every sum of compute well inside int64 picoseconds
+MAX_GPUS = 10**7  # header counts (GPUs, parallel degrees): beyond this, building the groups exhausts memory
+
+
+def _number(tok: str, where: str, what: str, minimum: int = 0, maximum: int | None = None) -> int:
     try:
         v = int(tok)
     except ValueError:
@@ -158,6 +163,8 @@ def _number(tok: str, where: str, what: str, minimum: int = 0) -> int:
         v = int(f)
     if v < minimum:
         raise InputError(where, f"{what} is {v}, below {minimum}", f"write an integer >= {minimum}")
+    if maximum is not None and v > maximum:
+        raise InputError(where, f"{what} {tok} is too large", f"write at most {maximum} (check the unit)")
     return v
 
 
@@ -205,7 +212,7 @@ def _header(path: str, line: str, notes: list[str]) -> dict:
             head[key] = tuple(_number(v, where, f"{key} index") for v in vals)
             i += 2 + count
         elif key in _INT_KEYS:
-            head[key] = _number(toks[i + 1], where, key)
+            head[key] = _number(toks[i + 1], where, key, maximum=MAX_BYTES if key == "pp_comm" else MAX_GPUS)
             i += 2
         elif toks[i].endswith(":"):
             notes.append(f"{where}: unknown header key {key!r} ignored")
@@ -269,7 +276,13 @@ def read_simai(path) -> SimaiWorkload:
         if len(toks) != 12:
             raise InputError(where, f"row has {len(toks)} columns, expected 12", "write: " + " ".join(COLUMNS))
         ints = {
-            c: _number(toks[k], where, c, minimum=-1 if c == "dependency" else 0)
+            c: _number(
+                toks[k],
+                where,
+                c,
+                minimum=-1 if c == "dependency" else 0,
+                maximum=MAX_BYTES if c.endswith("_bytes") else MAX_COMPUTE_NS if c.endswith("_ns") else None,
+            )
             for k, c in enumerate(COLUMNS)
             if c not in ("name", "fwd_comm", "ig_comm", "wg_comm")
         }
