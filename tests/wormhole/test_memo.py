@@ -83,6 +83,7 @@ def test_a_tampered_entry_fails_its_checksum_and_is_skipped(rounds_scenario, mem
     conn.execute("UPDATE entries SET value = replace(value, '\"t_conv\": ', '\"t_conv\": 9')")
     conn.commit()
     conn.close()
-    ds = run(rounds_scenario, path)
+    with pytest.warns(MemoWarning, match="failed its checksum"):
+        ds = run(rounds_scenario, path)
     assert ds.attrs["memo_bad_entries"] > 0
     assert np.abs(ds["fct"].values / memo_off["fct"].values - 1).max() < 0.01
