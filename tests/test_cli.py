@@ -60,3 +60,68 @@ def test_ns3_subcommand_in_wormhole_mode_writes_the_same_files_and_statistics(tm
     assert "events executed" in captured.err and "skipped" in captured.err
     fct = int((work / "fct.txt").read_text().split()[6])
     assert abs(fct - 921013) / 921013 < 0.01
+
+
+SCENARIOS = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "scenarios"
+
+
+def console(*args, cwd=None):
+    exe = shutil.which("wormhole-lab")
+    cmd = [exe] if exe else [sys.executable, "-m", "wormhole_lab.cli"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_run_a_scenario_file_to_a_netcdf_store(tmp_path):
+    done = console("run", str(SCENARIOS / "incast_dctcp.yaml"), "--mode", "wormhole", "--out", str(tmp_path / "r.nc"))
+    assert done.returncode == 0, done.stderr
+    assert "flows           8 completed of 8" in done.stdout and "events executed" in done.stderr
+    ds = xr.open_dataset(tmp_path / "r.nc", engine="h5netcdf")
+    assert ds.attrs["complete"] == 1
+    assert len((tmp_path / "r.fct.txt").read_text().splitlines()) == 8
+
+
+def test_compare_prints_speedup_and_errors():
+    done = console("compare", str(SCENARIOS / "incast_hpcc.yaml"))
+    assert done.returncode == 0, done.stderr
+    for field in ("speedup", "fewer events", "FCT error       mean", "iteration time"):
+        assert field in done.stdout
+
+
+def test_memo_info_merge_and_clear(tmp_path):
+    from dataclasses import replace
+
+    from wormhole_lab.engine.presets import preset
+    from wormhole_lab.simulation import Scenario, Simulation
+    from wormhole_lab.topology.builders import star
+    from wormhole_lab.workload.flows import make_flows
+    from wormhole_lab.wormhole.controller import WormholeConfig
+
+    deps = [(), (), (0, 1), (0, 1)]
+    flows = make_flows([1, 2, 1, 2], [0, 0, 0, 0], [4_000_000] * 4, 0, deps=deps)
+    scenario = Scenario(star(3), flows, preset("dctcp"))
+    for name in ("a", "b"):
+        Simulation(
+            replace(scenario, wormhole=WormholeConfig(memo=str(tmp_path / f"{name}.sqlite"))), mode="wormhole"
+        ).run()
+    info = console("memo", "info", str(tmp_path / "a.sqlite"))
+    assert info.returncode == 0 and "entries" in info.stdout and "intact" in info.stdout
+    merged = console(
+        "memo", "merge", str(tmp_path / "all.sqlite"), str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")
+    )
+    assert merged.returncode == 0 and "added 1" in merged.stdout and "duplicates 1" in merged.stdout
+    cleared = console("memo", "clear", str(tmp_path / "all.sqlite"))
+    assert cleared.returncode == 0 and "removed 1 entries" in cleared.stdout
+
+
+def test_bad_scenario_files_give_one_error_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "topology: {builder: star, n_hosts: 3}\nflows: {incast: {senders: [1, 2], receiver: 0, size: 10}}\n"
+        "cca: hp\nconfgi: {}\n"
+    )
+    done = console("run", str(bad))
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.startswith("wormhole-lab:")]
+    assert len(lines) == 1 and "confgi" in lines[0] and "config" in lines[0] and "Traceback" not in done.stderr
+    assert console("run", str(tmp_path / "missing.yaml")).returncode == 2
+    assert console("memo", "info", str(tmp_path / "missing.sqlite")).returncode == 2

@@ -1,4 +1,5 @@
-"""The ``wormhole-lab`` command: run the built-in scenario, or a reference-style config unchanged."""
+"""The ``wormhole-lab`` command: run a scenario (file or built-in), compare the two modes, run a
+reference-style config unchanged, and look after memo DB files."""
 
 import argparse
 import sys
@@ -12,9 +13,19 @@ from wormhole_lab.errors import InputError
 from wormhole_lab.interrupts import Terminated, sigterm_as_interrupt
 
 EPILOG_RUN = """examples:
-  wormhole-lab run                      # built-in fat-tree scenario, packet mode
-  wormhole-lab run --out results/       # also write results/fct.txt and results/flows.nc
-  wormhole-lab run --mode wormhole      # the same scenario, accelerated
+  wormhole-lab run                                  # built-in fat-tree scenario, packet mode
+  wormhole-lab run data/scenarios/incast_hpcc.yaml  # a scenario file (format: docs/scenario-format.md)
+  wormhole-lab run scenario.yaml --mode wormhole --out results.nc   # series + flows in one netCDF file
+  wormhole-lab run --out results/                   # fct.txt and flows.nc in a folder
+"""
+EPILOG_COMPARE = """examples:
+  wormhole-lab compare data/scenarios/gpt13b_128gpu_hpcc.yaml
+Runs packet mode, then Wormhole mode, and prints the speedup, FCT errors and iteration-time error.
+"""
+EPILOG_MEMO = """examples:
+  wormhole-lab memo info memo.sqlite
+  wormhole-lab memo merge memo.sqlite worker1.sqlite worker2.sqlite
+  wormhole-lab memo clear memo.sqlite
 """
 EPILOG_NS3 = """examples:
   wormhole-lab ns3 config.txt           # like the reference's `third config.txt`
@@ -60,24 +71,95 @@ def wormhole_statistics(ds) -> str:
     )
 
 
-def _cmd_run(args) -> int:
-    from wormhole_lab.results import check_writable, fct_lines, write_lines
+def _load(path):
+    from wormhole_lab.scenario_io import load_scenario
     from wormhole_lab.scenarios import default_scenario
+
+    return load_scenario(path) if path else default_scenario()
+
+
+def _simulate(scenario, mode: str, out=None):
+    """Run with a progress bar on stderr (simulated time, flows finished, events skipped)."""
+    from tqdm import tqdm
+
     from wormhole_lab.simulation import Simulation
 
+    with tqdm(total=len(scenario.flows), unit="flow", desc=f"{mode:>8}", file=sys.stderr, leave=False) as bar:
+
+        def progress(p):
+            bar.n = p.flows_done
+            skipped = f", ~{p.events_skipped:,} skipped" if p.events_skipped else ""
+            bar.set_postfix_str(f"{p.sim_time_ps / 1e6:,.0f} us simulated, {p.events:,} events{skipped}")
+
+        return Simulation(scenario, mode=mode, progress=progress).run(out=out)
+
+
+def _cmd_run(args) -> int:
+    from wormhole_lab.results import check_writable, fct_lines, write_lines
+
     out = Path(args.out)
-    if not out.is_dir():
-        raise InputError("--out", f"folder {out} does not exist", "create it or pass an existing folder")
-    fct_path = out / "fct.txt"
+    store = out.suffix in (".nc", ".zarr")
+    folder = out.parent if store else out
+    if not folder.is_dir():
+        raise InputError("--out", f"folder {folder} does not exist", "create it or pass an existing folder")
+    fct_path = folder / (f"{out.stem}.fct.txt" if store else "fct.txt")
     check_writable(fct_path, "--out")
+    scenario = _load(args.scenario)
     t0 = time.perf_counter()
-    ds = Simulation(default_scenario(), mode=args.mode).run()
+    ds = _simulate(scenario, args.mode, out if store else None)
     print(summary(ds))
     if args.mode == "wormhole":
         print(wormhole_statistics(ds), file=sys.stderr)
     write_lines(fct_path, fct_lines(ds))
-    ds.to_netcdf(out / "flows.nc", engine="h5netcdf")
-    print(f"wrote           {fct_path} and {out / 'flows.nc'} ({time.perf_counter() - t0:.1f} s in all)")
+    if not store:
+        out = folder / "flows.nc"
+        ds.to_netcdf(out, engine="h5netcdf")
+    print(f"wrote           {fct_path} and {out} ({time.perf_counter() - t0:.1f} s in all)")
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    scenario = _load(args.scenario)
+    packet = _simulate(scenario, "packet")
+    wormhole = _simulate(scenario, "wormhole")
+    done = (packet["completed"].values == 1) & (wormhole["completed"].values == 1)
+    error = np.abs(wormhole["fct"].values[done] / packet["fct"].values[done] - 1)
+    executed, skipped = wormhole.attrs["events_executed"], wormhole.attrs["events_skipped_estimate"]
+    iteration = abs(wormhole.attrs["iteration_time_ps"] / packet.attrs["iteration_time_ps"] - 1)
+    print(f"scenario        {scenario.name}: {len(scenario.flows)} flows")
+    print(
+        f"speedup         {packet.attrs['wall_seconds'] / max(wormhole.attrs['wall_seconds'], 1e-9):.1f}x wall, "
+        f"{packet.attrs['events_executed'] / max(executed, 1):.1f}x fewer events "
+        f"({skipped / max(executed + skipped, 1):.1%} skipped)"
+    )
+    if done.any():
+        print(f"FCT error       mean {error.mean():.3%}   p99 {np.percentile(error, 99):.3%}   max {error.max():.3%}")
+    print(
+        f"iteration time  packet {packet.attrs['iteration_time_ps'] / 1e9:.3f} ms, "
+        f"wormhole {wormhole.attrs['iteration_time_ps'] / 1e9:.3f} ms (error {iteration:.3%})"
+    )
+    return 0
+
+
+def _cmd_memo(args) -> int:
+    from wormhole_lab.wormhole import memo_admin
+
+    path = Path(args.db)
+    if args.action != "merge" and not path.is_file():
+        raise InputError(args.db, "no such memo DB file", "give the path of an existing .sqlite file")
+    if args.action == "info":
+        for key, value in memo_admin.info(path).items():
+            print(f"{key:<16}{value}")
+    elif args.action == "merge":
+        if not args.sources:
+            raise InputError("memo merge", "no source DB given", "wormhole-lab memo merge TARGET SOURCE [SOURCE ...]")
+        missing = [src for src in args.sources if not Path(src).is_file()]
+        if missing:
+            raise InputError(missing[0], "no such memo DB file", "give existing .sqlite files to merge")
+        counts = memo_admin.merge(path, args.sources)
+        print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    else:
+        print(f"removed {memo_admin.clear(path)} entries from {path}")
     return 0
 
 
@@ -98,13 +180,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser(
         "run",
-        help="run the built-in fat-tree scenario",
+        help="run a scenario file (or the built-in fat-tree scenario) with a progress bar",
         epilog=EPILOG_RUN,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    run.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
     run.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
-    run.add_argument("--out", default=".", help="folder for fct.txt and flows.nc (default: current folder)")
+    run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
     run.set_defaults(func=_cmd_run)
+    compare = sub.add_parser(
+        "compare",
+        help="run both modes and compare them",
+        epilog=EPILOG_COMPARE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compare.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
+    compare.set_defaults(func=_cmd_compare)
+    memo = sub.add_parser(
+        "memo",
+        help="inspect, merge or empty memo DB files",
+        epilog=EPILOG_MEMO,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    memo.add_argument("action", choices=["info", "merge", "clear"])
+    memo.add_argument("db", help="the memo DB (for merge: the target)")
+    memo.add_argument("sources", nargs="*", help="merge: the DB files to copy entries from")
+    memo.set_defaults(func=_cmd_memo)
     ns3 = sub.add_parser(
         "ns3",
         help="run a reference (HPCC ns-3) config.txt unchanged",

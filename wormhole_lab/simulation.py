@@ -88,14 +88,28 @@ def _min_interval_ps(scenario: Scenario) -> int:
     return int(serialisation_ps(wire, int(scenario.topology.link_rate_bps.max()), scenario.config.time_quantum_ps))
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where a run is: simulated time, flows finished, events executed and (Wormhole mode) skipped."""
+
+    sim_time_ps: int
+    flows_done: int
+    flows_total: int
+    events: int
+    events_skipped: int
+
+
 class Simulation:
     """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
 
-    def __init__(self, scenario: Scenario, mode: str = "packet"):
+    def __init__(self, scenario: Scenario, mode: str = "packet", progress=None, progress_step_ps: int = 10**8):
+        """``progress(Progress)`` is called every ``progress_step_ps`` of simulated time (and at the end)."""
         if mode not in MODES:
             raise InputError("Simulation.mode", f"unknown mode {mode!r}", f"choose one of {', '.join(MODES)}")
         self.scenario = scenario
         self.mode = mode
+        self.progress = progress
+        self.progress_step_ps = progress_step_ps
 
     def stream(self, out=None, fmt: str | None = None) -> Iterator[xr.Dataset]:
         """Yield each telemetry chunk as a Dataset as soon as the engine fills it.
@@ -132,7 +146,13 @@ class Simulation:
         try:
             while True:
                 t0 = time.perf_counter()
-                stop = advance(state, horizon)
+                target = horizon if self.progress is None else min(horizon, state.now_ps + self.progress_step_ps)
+                stop = advance(state, target)
+                if self.progress is not None and stop in ("time", "all_done", "idle"):
+                    self.progress(self._progress(state, controller))
+                if stop == "time" and target < horizon:
+                    wall += time.perf_counter() - t0
+                    continue
                 if scenario.check_invariants:
                     invariants.check(state, scenario.config.pfc)
                 if stop == "flow_event":
@@ -160,6 +180,12 @@ class Simulation:
             if writer is not None:
                 writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
             signals.close()
+
+    def _progress(self, state, controller) -> Progress:
+        skipped = int(controller.ff.events_skipped) if controller is not None else 0
+        return Progress(
+            state.now_ps, int(state.g[L.G_DONE_COUNT]), len(self.scenario.flows), int(state.g[L.G_EVENTS]), skipped
+        )
 
     def run(self, out=None, fmt: str | None = None) -> xr.Dataset:
         """The flow table plus every telemetry series, in one Dataset.
