@@ -125,3 +125,16 @@ def test_bad_scenario_files_give_one_error_line(tmp_path):
     assert len(lines) == 1 and "confgi" in lines[0] and "config" in lines[0] and "Traceback" not in done.stderr
     assert console("run", str(tmp_path / "missing.yaml")).returncode == 2
     assert console("memo", "info", str(tmp_path / "missing.sqlite")).returncode == 2
+
+
+def test_sweep_command_runs_a_sweep_file_on_a_local_dask_cluster(tmp_path):
+    sweep_file = tmp_path / "sweep.yaml"
+    sweep_file.write_text((SCENARIOS / "sweep_incast_cca.yaml").read_text() + "results: done\n")
+    first = console("sweep", str(sweep_file))
+    assert first.returncode == 0, first.stderr
+    assert "cases 6, failed 0" in first.stdout and "rate_ai_bps" in first.stdout
+    assert len(list((tmp_path / "done").glob("*.json"))) == 6
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("topology: {builder: star, n_hosts: 3}\ncca: hp\n")
+    done = console("sweep", str(bad))
+    assert done.returncode == 2 and "axes" in done.stderr

@@ -22,6 +22,12 @@ EPILOG_COMPARE = """examples:
   wormhole-lab compare data/scenarios/gpt13b_128gpu_hpcc.yaml
 Runs packet mode, then Wormhole mode, and prints the speedup, FCT errors and iteration-time error.
 """
+EPILOG_SWEEP = """examples:
+  wormhole-lab sweep data/scenarios/sweep_incast_cca.yaml
+  wormhole-lab sweep sweep.yaml --scheduler tcp://10.0.0.5:8786   # an existing Dask cluster
+A sweep file is a scenario file plus 'axes' (mode, config.<field>, steady.theta, steady.window: lists of
+values), and optionally 'memo' (a shared memo DB) and 'results' (a folder; a rerun skips finished cases).
+"""
 EPILOG_MEMO = """examples:
   wormhole-lab memo info memo.sqlite
   wormhole-lab memo merge memo.sqlite worker1.sqlite worker2.sqlite
@@ -141,6 +147,47 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    import yaml
+    from tqdm import tqdm
+
+    from wormhole_lab.scenario_io import scenario_from_dict
+    from wormhole_lab.sweep import sweep
+
+    path = Path(args.sweep)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(str(path), f"cannot read the sweep file ({exc})", "give a YAML sweep file") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("axes"), dict):
+        raise InputError(
+            f"{path}: axes", "a sweep file needs an 'axes' mapping", "e.g. axes: {mode: [packet, wormhole]}"
+        )
+    axes = doc.pop("axes")
+    memo, results = doc.pop("memo", None), doc.pop("results", None)
+    base = scenario_from_dict(doc, base_dir=path.parent, source=str(path))
+    resolve = lambda p: str(path.parent / p) if p else None  # noqa: E731 - paths are relative to the sweep file
+    with tqdm(desc="cases", unit="case", file=sys.stderr, leave=False) as bar:
+
+        def progress(done, failed, running):
+            bar.total = done + running
+            bar.n = done
+            bar.set_postfix_str(f"{failed} failed, {running} to go")
+
+        ds = sweep(
+            base, axes, scheduler=args.scheduler, memo=resolve(memo), results=resolve(results), progress=progress
+        )
+    table = ds[["iteration_time", "fct_mean", "events", "memo_hit_rate"]].to_dataframe()
+    print(table.to_string())
+    print(
+        f"cases {ds.attrs['cases']}, failed {ds.attrs['failed']}; memo hit rate per batch: "
+        + ", ".join(f"{r:.0%}" for r in ds["batch_memo_hit_rate"].values if r == r)
+    )
+    for error in sorted({str(e) for e in ds["error"].values.ravel() if e}):
+        print(f"failed: {error}", file=sys.stderr)
+    return 0
+
+
 def _cmd_memo(args) -> int:
     from wormhole_lab.wormhole import memo_admin
 
@@ -196,6 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
     compare.set_defaults(func=_cmd_compare)
+    sweep = sub.add_parser(
+        "sweep",
+        help="run every combination of a sweep file on Dask",
+        epilog=EPILOG_SWEEP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sweep.add_argument("sweep", help="sweep YAML file")
+    sweep.add_argument("--scheduler", help="address of an existing Dask scheduler (default: a local cluster)")
+    sweep.set_defaults(func=_cmd_sweep)
     memo = sub.add_parser(
         "memo",
         help="inspect, merge or empty memo DB files",

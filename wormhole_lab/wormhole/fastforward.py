@@ -87,22 +87,35 @@ class FastForward:
         self.memo_time = np.zeros(len(flows), dtype=np.int64)  # per flow, ps taken from the memo DB
         self._known_starts = self._index_known_starts(flows)
 
-    def _index_known_starts(self, flows) -> dict[int, np.ndarray]:
-        """Per port, sorted start times of flows that wait for nobody: the predetermined interrupts."""
-        starts: dict[int, list[int]] = {}
+    def _index_known_starts(self, flows) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per port, (sorted start times, flow ids) of flows that wait for nobody: the predetermined interrupts."""
+        starts: dict[int, list[tuple[int, int]]] = {}
         for f in np.flatnonzero(np.diff(flows.dep_offset) == 0):
             for p in np.concatenate([self.data_ports[f], self.ack_ports[f]]):
-                starts.setdefault(int(p), []).append(int(flows.start_ps[f]))
-        return {p: np.sort(np.asarray(t, dtype=np.int64)) for p, t in starts.items()}
+                starts.setdefault(int(p), []).append((int(flows.start_ps[f]), int(f)))
+        index = {}
+        for p, pairs in starts.items():
+            pairs.sort()
+            index[p] = (
+                np.array([t for t, _ in pairs], dtype=np.int64),
+                np.array([f for _, f in pairs], dtype=np.int64),
+            )
+        return index
 
     def next_known_start(self, ports: set[int], now: int) -> int:
+        """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
         best = np.iinfo(np.int64).max
+        state = self.state.fl[:, L.FL_STATE]
         for p in ports:
-            times = self._known_starts.get(p)
-            if times is not None:
-                i = np.searchsorted(times, now, side="left")  # a start at this very instant counts too
-                if i < len(times):
-                    best = min(best, int(times[i]))
+            entry = self._known_starts.get(p)
+            if entry is None:
+                continue
+            times, flows = entry
+            i = np.searchsorted(times, now, side="left")
+            while i < len(times) and times[i] == now and state[flows[i]] != L.FS_PENDING:
+                i += 1  # a flow starting at this very instant counts only until it has started
+            if i < len(times):
+                best = min(best, int(times[i]))
         return best
 
     def forget(self, part: int) -> None:
