@@ -129,7 +129,7 @@ def test_bad_scenario_files_give_one_error_line(tmp_path):
 
 def test_sweep_command_runs_a_sweep_file_on_a_local_dask_cluster(tmp_path):
     sweep_file = tmp_path / "sweep.yaml"
-    sweep_file.write_text((SCENARIOS / "sweep_incast_cca.yaml").read_text() + "results: done\n")
+    sweep_file.write_text((SCENARIOS.parent / "sweeps" / "incast_hpcc.yaml").read_text() + "results: done\n")
     first = console("sweep", str(sweep_file))
     assert first.returncode == 0, first.stderr
     assert "cases 6, failed 0" in first.stdout and "rate_ai_bps" in first.stdout

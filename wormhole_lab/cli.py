@@ -23,7 +23,7 @@ EPILOG_COMPARE = """examples:
 Runs packet mode, then Wormhole mode, and prints the speedup, FCT errors and iteration-time error.
 """
 EPILOG_SWEEP = """examples:
-  wormhole-lab sweep data/scenarios/sweep_incast_cca.yaml
+  wormhole-lab sweep data/sweeps/incast_hpcc.yaml
   wormhole-lab sweep sweep.yaml --scheduler tcp://10.0.0.5:8786   # an existing Dask cluster
 A sweep file is a scenario file plus 'axes' (mode, config.<field>, steady.theta, steady.window: lists of
 values), and optionally 'memo' (a shared memo DB) and 'results' (a folder; a rerun skips finished cases).
