@@ -188,6 +188,21 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
+def _cmd_app(args) -> int:
+    import socket
+    import subprocess
+
+    if not 1 <= args.port <= 65535:
+        raise InputError("--port", f"{args.port} is not a TCP port", "give a port between 1 and 65535")
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", args.port)) == 0:
+            raise InputError("--port", f"port {args.port} is already in use", "pick another one with --port")
+    # a process of its own: the command line must not import the viz layer, which sits above it
+    command = [sys.executable, "-m", "wormhole_lab.viz.serve", args.app, "--port", str(args.port)]
+    print(f"serving the {args.app} app at http://127.0.0.1:{args.port}/{args.app} (Ctrl-C stops it)")
+    return subprocess.call(command + (["--show"] if args.show else []))
+
+
 def _cmd_memo(args) -> int:
     from wormhole_lab.wormhole import memo_admin
 
@@ -252,6 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("sweep", help="sweep YAML file")
     sweep.add_argument("--scheduler", help="address of an existing Dask scheduler (default: a local cluster)")
     sweep.set_defaults(func=_cmd_sweep)
+    app = sub.add_parser(
+        "app",
+        help="serve a Panel app: teach (CCA lesson) or explore (Wormhole explorer)",
+        epilog="examples:\n  wormhole-lab app teach\n  wormhole-lab app explore --port 5007 --show\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    app.add_argument("app", choices=["teach", "explore"])
+    app.add_argument("--port", type=int, default=5006)
+    app.add_argument("--show", action="store_true", help="open a browser tab")
+    app.set_defaults(func=_cmd_app)
     memo = sub.add_parser(
         "memo",
         help="inspect, merge or empty memo DB files",
