@@ -326,7 +326,7 @@ def test_bad_values_are_located(tmp_path, old, new, words):
 def test_two_flow_sources_are_refused(tmp_path):
     text = INCAST.replace("flows:\n", "flows:\n  permutation: {size: 10}\n")
     err = error_of(tmp_path, text)
-    assert "names 2 sources" in err.problem and "exactly one of file, htsim, permutation, incast" in err.fix
+    assert "names 2 sources" in err.problem and "exactly one of file, htsim, simai, permutation, incast" in err.fix
 
 
 def test_missing_side_file_is_named_at_its_line(tmp_path):
@@ -388,3 +388,52 @@ def test_a_training_job_on_the_wrong_cluster_is_a_clear_error(tmp_path):
     )
     with pytest.raises(InputError, match="128 GPUs but the topology has 16 hosts"):
         load_scenario(path)
+
+
+SIMAI_SCENARIO = """\
+topology:
+  builder: rail_optimized
+  n_servers: 1
+  gpus_per_server: GPUS
+flows:
+  simai: w.txt
+cca: hp
+"""
+SIMAI_WORKLOAD = (
+    "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 8\n1\n"
+    "layer\t-1\t10\tALLREDUCE\t4096\t10\tNONE\t0\t10\tALLREDUCE\t8192\t100\n"
+)
+
+
+def test_simai_workload_as_flow_source_runs_and_round_trips(tmp_path):
+    (tmp_path / "w.txt").write_text(SIMAI_WORKLOAD)
+    scenario = load_scenario(write(tmp_path, SIMAI_SCENARIO.replace("GPUS", "8")))
+    flows = scenario.flows
+    assert (flows.phase == "dp").sum() == 8 * 2 * 3 and (flows.phase == "tp").sum() == 0
+    text = SIMAI_SCENARIO.replace("GPUS", "8").replace("simai: w.txt", "{simai: w.txt, tp_traffic: true}")
+    assert (load_scenario(write(tmp_path, text, "tp.yaml")).flows.phase == "tp").sum() > 0
+    ds = Simulation(scenario).run()
+    assert ds.attrs["stop_reason"] == "all_done" and (ds["fct"] > 0).all()
+    (tmp_path / "out").mkdir()
+    saved = save_scenario(scenario, tmp_path / "out" / "again.yaml")
+    assert "simai: ../w.txt" in saved.read_text() and list((tmp_path / "out").iterdir()) == [saved]  # not copied
+    again = load_scenario(saved)
+    assert np.array_equal(again.flows.size, flows.size) and np.array_equal(again.flows.src, flows.src)
+
+
+@pytest.mark.parametrize(
+    "gpus, change, match",
+    [
+        (3, None, "w.txt:1 .*does not fit 3 GPUs"),
+        (8, ("simai: w.txt", "{simai: w.txt, tp_traffic: maybe}"), "flows.tp_traffic: must be true or false"),
+        (8, ("simai: w.txt", "{simai: w.txt, start_unit: us}"), "start_unit"),
+        (8, ("simai: w.txt", "simai: missing.txt"), "missing.txt"),
+    ],
+)
+def test_simai_source_errors_are_clear(tmp_path, gpus, change, match):
+    (tmp_path / "w.txt").write_text(SIMAI_WORKLOAD)
+    text = SIMAI_SCENARIO.replace("GPUS", str(gpus))
+    if change:
+        text = text.replace(*change)
+    with pytest.raises(InputError, match=match):
+        load_scenario(write(tmp_path, text))

@@ -14,6 +14,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     # flows: {file: flow.txt}                          HPCC flow file
     # flows: {htsim: traffic.cm, start_unit: us}       htsim connection matrix (start_unit: ps | ns | us)
     # flows: {permutation: {size: 1000000, seed: 1}}   every host sends to another, a random derangement
+    # flows: {simai: workload.txt, tp_traffic: false}  one pass of a SimAI/AICB workload on the topology's GPUs
     cca: hp                           # required: a preset of engine.presets (run.py's --cc names)
     host_bw_gbps: 100                 # optional preset argument (default 100)
     hpai_mbps: 50                     # optional, hp only
@@ -59,6 +60,7 @@ from wormhole_lab.workload.generators import TRAINING_OPTIONS, incast, permutati
 from wormhole_lab.workload.hpcc_flow_format import read_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm
 from wormhole_lab.workload.models import MODELS
+from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.validate import check_flows
 
 __all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "scenario_from_dict"]
@@ -72,7 +74,8 @@ BUILDERS = {
 }
 TOP_LEVEL_KEYS = ("name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry")
 REQUIRED_KEYS = ("topology", "flows", "cca")
-FLOW_SOURCES = ("file", "htsim", "permutation", "incast", "training")
+FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training")
+FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
 TRAINING_KEYS = ("model", "n_gpus", *TRAINING_OPTIONS)
 TELEMETRY_KEYS = ("interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled")
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
@@ -372,18 +375,21 @@ class _Loader:
         sources = [k for k in spec if k in FLOW_SOURCES]
         if len(sources) != 1:
             for key in spec:
-                if key not in FLOW_SOURCES and key != "start_unit":
+                if key not in FLOW_SOURCES and all(key not in opts for opts in FLOW_SOURCE_OPTIONS.values()):
                     raise self.error(path + (key,), f"unknown flow source {key!r}", _allowed(key, FLOW_SOURCES))
             problem = "names no flow source" if not sources else f"names {len(sources)} sources ({', '.join(sources)})"
             raise self.error(path, problem, f"give exactly one of {', '.join(FLOW_SOURCES)}")
         kind = sources[0]
-        self.keys(spec, path, (kind, "start_unit") if kind == "htsim" else (kind,))
+        self.keys(spec, path, (kind, *FLOW_SOURCE_OPTIONS.get(kind, ())))
         sub = path + (kind,)
         if kind == "file":
             flows = read_flows(self.file(spec["file"], sub))
         elif kind == "htsim":
             unit = self.choice(spec.get("start_unit", "us"), path + ("start_unit",), START_UNITS)
             flows = read_cm(self.file(spec["htsim"], sub), start_unit=unit)
+        elif kind == "simai":
+            tp_traffic = self.boolean(spec.get("tp_traffic", False), path + ("tp_traffic",))
+            flows = simai_flows(read_simai(self.file(spec["simai"], sub)), topo, tp_traffic=tp_traffic)
         elif kind == "permutation":
             args = self.mapping(spec[kind], sub, "'size' and 'seed'")
             self.keys(args, sub, ("size", "seed"), ("size",))

@@ -2,6 +2,7 @@
 docs/scenario-format.md). What a file cannot express exactly goes to side files next to it."""
 
 import inspect
+import os
 import shutil
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.generators import regenerate
 from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
+from wormhole_lab.workload.simai import read_simai, simai_flows
 
 _HEADER = "# wormhole_lab scenario (format: docs/scenario-format.md)\n"
 
@@ -131,6 +133,11 @@ def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
                 again = read_cm(target, start_unit=unit)
             if _same_flows(again, flows):
                 return {"htsim": target.name, "start_unit": unit}
+    if flows.meta.get("workload") == "simai" and flows.meta.get("chunk_bytes") is None:
+        source, tp_traffic = Path(str(flows.meta.get("source", ""))), bool(flows.meta.get("tp_traffic"))
+        # referenced where it is, never copied: SimAI workloads are third-party files
+        if source.is_file() and _same_flows(simai_flows(read_simai(source), topo, tp_traffic=tp_traffic), flows):
+            return {"simai": os.path.relpath(source.resolve(), base.resolve()), "tp_traffic": tp_traffic}
     plain = (
         not flows.has_dependencies and not np.any(flows.gap_ps) and not flows.tail_ps and not np.any(flows.phase != "")
     )
@@ -138,7 +145,7 @@ def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
         raise InputError(
             "save_scenario: flows",
             "flows with dependencies, compute gaps or phase labels can only be saved when they were read from an "
-            "htsim file that still exists (HPCC flow files cannot hold dependencies)",
+            "htsim or SimAI file that still exists (HPCC flow files cannot hold dependencies)",
             "keep the dependent traffic in a .cm file and load it with 'flows: {htsim: file.cm}'",
         )
     start = np.asarray(flows.start_ps)
