@@ -6,9 +6,8 @@ Afterwards the netCDF file opens with xarray (h5netcdf) and is marked ``complete
 the memo DB passes SQLite's integrity check with every entry's checksum valid.
 
 SIGTERM kills a Python process without running ``finally`` blocks, which leaves an HDF5 file unreadable;
-``wormhole_lab.interrupts.sigterm_as_interrupt()`` turns it into a KeyboardInterrupt. Until
-``Simulation.stream`` installs it while a store is being written, the SIGTERM netCDF trials are expected
-to fail (xfail, strict: they must fail then, and must pass once it is wired in).
+``wormhole_lab.interrupts.sigterm_as_interrupt()`` turns it into a KeyboardInterrupt; the SIGTERM netCDF
+trials are strict xfails unless ``Simulation.stream`` installs it.
 """
 
 import inspect
@@ -96,6 +95,8 @@ def start(code: str, *args: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell starts background jobs with SIGINT ignored, and Python then keeps it ignored: undo that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
