@@ -1,6 +1,5 @@
 """Scenario -> results: the one entry point notebooks, the CLI and the apps use."""
 
-import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
-from wormhole_lab.interrupts import sigterm_as_interrupt
+from wormhole_lab.interrupts import deferred_signals
 from wormhole_lab.results import add_wormhole_results, flows_dataset, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
@@ -127,7 +126,6 @@ class Simulation:
             ports, flow_ids = telemetry.select(scenario.topology, len(scenario.flows), _min_interval_ps(scenario))
             state.attach_telemetry(ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples)
             builder = ChunkBuilder(scenario.topology, scenario.flows, ports, flow_ids, scenario.config.cca)
-        writer = StoreWriter(out, fmt, {"title": f"wormhole_lab {self.mode} run of {scenario.name}"}) if out else None
         horizon = scenario.config.stop_time_ps
         controller = None
         if self.mode == "wormhole":
@@ -139,47 +137,58 @@ class Simulation:
         state.ci[L.CI_CHECK] = scenario.check_invariants
         self.compile_seconds = compile_engine()
         wall = 0.0
-        finished = False
-        signals = contextlib.ExitStack()
-        if writer is not None:  # SIGTERM like Ctrl-C while a store is open, so that it is closed and marked
-            signals.enter_context(sigterm_as_interrupt())
-        try:
-            while True:
-                t0 = time.perf_counter()
-                target = horizon if self.progress is None else min(horizon, state.now_ps + self.progress_step_ps)
-                stop = advance(state, target)
-                if self.progress is not None and stop in ("time", "all_done", "idle"):
-                    self.progress(self._progress(state, controller))
-                if stop == "time" and target < horizon:
-                    wall += time.perf_counter() - t0
-                    continue
-                if scenario.check_invariants:
-                    invariants.check(state, scenario.config.pfc)
-                if stop == "flow_event":
-                    controller.on_flow_event()
-                elif stop == "steady":
-                    controller.on_steady(horizon)
+
+        def step() -> tuple[str, xr.Dataset | None]:
+            """Run the engine to its next stop and act on it; returns the stop and a telemetry chunk, if any."""
+            nonlocal wall
+            t0 = time.perf_counter()
+            target = horizon if self.progress is None else min(horizon, state.now_ps + self.progress_step_ps)
+            stop = advance(state, target)
+            if self.progress is not None and stop in ("time", "all_done", "idle"):
+                self.progress(self._progress(state, controller))
+            if stop == "time" and target < horizon:
                 wall += time.perf_counter() - t0
-                if stop in ("flow_event", "steady"):
-                    continue
-                if builder is not None and (stop == "chunk" or state.g[L.G_TEL_ROW] > 0):
+                return "progress", None
+            if scenario.check_invariants:
+                invariants.check(state, scenario.config.pfc)
+            if controller is not None:
+                controller.on_stop(stop == "steady", horizon)
+            wall += time.perf_counter() - t0
+            chunk = None
+            if stop not in ("flow_event", "steady") and builder is not None:
+                if stop == "chunk" or state.g[L.G_TEL_ROW] > 0:
                     chunk = builder.build(*state.take_chunk())
                     if writer is not None:
                         writer.append(chunk)
+            return stop, chunk
+
+        # signals wait for a safe point (see interrupts.py); the consumer's own code between chunks is left alone
+        writer, finished = None, False
+        try:
+            with deferred_signals() as pending:
+                if out is not None:
+                    writer = StoreWriter(out, fmt, {"title": f"wormhole_lab {self.mode} run of {scenario.name}"})
+            pending.check()
+            while True:
+                with deferred_signals() as pending:
+                    stop, chunk = step()
+                pending.check()
+                if chunk is not None:
                     yield chunk
-                if stop != "chunk":
+                if stop not in ("progress", "flow_event", "steady", "chunk"):
                     break
-            attrs = self._attrs(prepared, stop, wall)
-            self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
-            self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
-            if controller is not None:
-                controller.finish(state.now_ps)
-                self.flows = add_wormhole_results(self.flows, controller)
+            with deferred_signals() as pending:
+                attrs = self._attrs(prepared, stop, wall)
+                self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
+                self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
+                if controller is not None:
+                    controller.finish(state.now_ps)
+                    self.flows = add_wormhole_results(self.flows, controller)
+            pending.check()
             finished = True
         finally:
             if writer is not None:
                 writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
-            signals.close()
 
     def _progress(self, state, controller) -> Progress:
         skipped = int(controller.ff.events_skipped) if controller is not None else 0

@@ -4,6 +4,7 @@ import numpy as np
 
 from wormhole_lab.engine import arrival, qp
 from wormhole_lab.engine.cca import dispatch
+from wormhole_lab.engine.flow_log import record as log_flow_event
 from wormhole_lab.engine.heap import pop_into, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
@@ -64,18 +65,19 @@ FLOW_START_HOPS = 2
 @kernel
 def run_until(
     g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, tel_time, tel_port, tel_flow,
-    sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, una_ring, t_stop,
+    sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, una_ring, flow_log, t_stop,
 ):  # fmt: skip
     """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return.
 
-    With partitions on (CI_STEADY_INTERVAL > 0) it also returns after every flow start or completion and
-    when a partition turns steady, so that the layer above can re-partition and fast-forward."""
+    With partitions on (CI_STEADY_INTERVAL > 0) it logs every flow start and completion (``flow_log``) and
+    also returns when the layer above must take that log, and when a partition turns steady, so that the
+    layer above can re-partition and fast-forward."""
     ev = np.empty(H_N, dtype=np.int64)
     n_flows = fl.shape[0]
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
-        if partitioned and g[G_FLOW_EVENT] >= 0:
+        if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, ci, parts, path_ports, flow_log):
             return STOP_FLOW_EVENT
         if g[G_DONE_COUNT] == n_flows and (not sampling or g[G_FINAL_SAMPLED]):
             return STOP_ALL_DONE

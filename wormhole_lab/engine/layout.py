@@ -24,7 +24,8 @@ G_N_ACTIVE = 14  # flows in the active list
 G_VIOLATION = 15  # invariant checking: VIOLATION_* code of the first violation, 0 when none
 G_VIOLATION_AT = 16  # its time, ps
 G_VIOLATION_WHERE = 17  # the port (or packet) involved
-G_N = 18
+G_FLOW_LOG_N = 18  # partitioned runs: rows of the flow log not yet taken by the layer above
+G_N = 19
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -243,7 +244,8 @@ CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mo
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
 CI_CHECK = 36  # 1: check invariants inside the kernel
 CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
-CI_N = 38
+CI_FLOW_EVENTS_EAGER = 38  # partitioned runs, 1: return after every flow start or completion, not only when needed
+CI_N = 39
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1
@@ -264,18 +266,27 @@ STOP_ALL_DONE = 1  # every flow completed
 STOP_GROW = 2  # packet pool, heap or PFC log needs more room: grow and call again
 STOP_IDLE = 3  # no event left although flows are unfinished
 STOP_CHUNK = 4  # the telemetry chunk is full: hand it to Python and call again
-STOP_FLOW_EVENT = 5  # partitioned runs: a flow started or completed (g[G_FLOW_EVENT]); update the partitions
-STOP_STEADY = 6  # partitioned runs: some partition has every flow steady (parts[:, PA_CANDIDATE])
+STOP_FLOW_EVENT = 5  # partitioned runs: the flow log needs the layer above now (full, eager, or a skip was touched)
+STOP_STEADY = 6  # partitioned runs: some partition has every flow steady (parts[:, PA_CANDIDATE]); take the log first
 STOP_INVARIANT = 7  # invariant checking found a violation (g[G_VIOLATION*])
 
-# --- partitions: parts[int64], one row per partition id (ids are < number of flows) ---
+# --- partitions: parts[int64], one row per partition id (ids are < number of flows), then one more row:
+# the bucket of started flows the layer above has not placed yet (never a candidate) ---
 PA_FLOWS = 0  # active flows in the partition, counted at the last steady sample
 PA_UNSTEADY = 1
 PA_SKIP_END = 2  # > 0 while the partition is fast-forwarded: its events resume at this time
 PA_CANDIDATE = 3  # every flow steady at the last sample and not skipping
 PA_RETRY_AT = 4  # no new skip before this time (the last attempt found too little to skip)
 PA_SKIP_START = 5
-PA_N = 6
+PA_CHANGED_AT = 6  # last change of membership (or end of a memo jump): the steady window must start after it
+PA_LEFT_AT = 7  # earliest completion of a member that the layer above has not taken yet (0: none)
+PA_N = 8
+
+# --- flow log: flow_log[int64], the flow starts and completions since the layer above last looked ---
+FLOG_FLOW = 0
+FLOG_TIME = 1
+FLOG_STARTED = 2  # 1: the flow started, 0: it completed
+FLOG_N = 3
 
 # --- telemetry chunk columns: per port tel_port[row, i, TP_*], per flow tel_flow[row, j, TF_*] ---
 TP_TX_BYTES = 0  # cumulative bytes sent

@@ -3,8 +3,8 @@
 Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged of every
 active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
 rates is below theta; a partition (the group id ``FL_PART`` given by the layer above) is a candidate
-for fast-forwarding when all its flows are steady. ``FF_GOODPUT`` is the window's mean goodput, the
-rate at which a skip credits bytes.
+for fast-forwarding when all its flows are steady over windows that began after its last change.
+``FF_GOODPUT`` is the window's mean goodput, the rate at which a skip credits bytes.
 """
 
 from wormhole_lab.engine.heap import push
@@ -23,7 +23,9 @@ from wormhole_lab.engine.layout import (
     FL_STEADY,
     G_N_ACTIVE,
     PA_CANDIDATE,
+    PA_CHANGED_AT,
     PA_FLOWS,
+    PA_LEFT_AT,
     PA_RETRY_AT,
     PA_SKIP_END,
     PA_UNSTEADY,
@@ -72,7 +74,24 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f):
 
 @kernel
 def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, now):
-    """Sample every active flow of a partition that is not being skipped; True when a partition turned steady."""
+    """Sample every active flow of a partition that is not being skipped; then ``mark_candidates``."""
+    for i in range(g[G_N_ACTIVE]):
+        f = active[i]
+        if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
+            # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
+            _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f)
+    push(g, heap, now + ci[CI_STEADY_INTERVAL], EV_STEADY_SAMPLE, 0, 0)
+    return mark_candidates(g, fl, ci, parts, active, now)
+
+
+@kernel
+def mark_candidates(g, fl, ci, parts, active, now):
+    """Set PA_CANDIDATE from the flows' steady flags. True when a partition is a candidate, or may be once the
+    layer above takes the flow log: a steady flow is not placed yet, or its partition lost a member (and may
+    have split) before the flow's window began."""
+    unplaced = parts.shape[0] - 1
+    window_start = now - (ci[CI_STEADY_WINDOW] - 1) * ci[CI_STEADY_INTERVAL]
+    stale_steady = False
     for i in range(g[G_N_ACTIVE]):
         p = fl[active[i], FL_PART]
         parts[p, PA_FLOWS] = 0
@@ -81,17 +100,21 @@ def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, n
         f = active[i]
         p = fl[f, FL_PART]
         if parts[p, PA_SKIP_END] > now:
-            continue  # frozen: its flows keep their windows until the skip ends
+            continue
         parts[p, PA_SKIP_END] = 0
-        if fl[f, FL_SND_UNA] > 0:  # the window starts once the ACK clock runs
-            _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f)
         parts[p, PA_FLOWS] += 1
         parts[p, PA_UNSTEADY] += 1 - fl[f, FL_STEADY]
-    found = False
+        if fl[f, FL_STEADY] == 1 and (p == unplaced or 0 < parts[p, PA_LEFT_AT] <= window_start):
+            stale_steady = True
+    found = stale_steady
     for i in range(g[G_N_ACTIVE]):
         p = fl[active[i], FL_PART]
-        candidate = parts[p, PA_FLOWS] > 0 and parts[p, PA_UNSTEADY] == 0 and now >= parts[p, PA_RETRY_AT]
+        candidate = (
+            parts[p, PA_FLOWS] > 0
+            and parts[p, PA_UNSTEADY] == 0
+            and now >= parts[p, PA_RETRY_AT]
+            and window_start >= parts[p, PA_CHANGED_AT]
+        )
         parts[p, PA_CANDIDATE] = candidate
         found = found or candidate
-    push(g, heap, now + ci[CI_STEADY_INTERVAL], EV_STEADY_SAMPLE, 0, 0)
     return found

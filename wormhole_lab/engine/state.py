@@ -26,6 +26,7 @@ PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports a
 INITIAL_PACKETS = 4096  # the tables start small and double on demand
 INITIAL_SPARE_EVENTS = 4096
 INITIAL_PFC_ROWS = 1024
+FLOW_LOG_ROWS = 1024  # a full flow log makes the kernel return, so this bounds the batch, not the run
 MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with a clear error
 MAX_EVENTS = 1 << 26
 
@@ -63,6 +64,7 @@ class EngineState:
     parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions
     rate_ring: np.ndarray  # [flow, l] recent sending rates for the steady-state test
     una_ring: np.ndarray  # [flow, l] bytes acknowledged at the same samples
+    flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
 
     def arrays(self) -> tuple:
         """The kernels' array arguments, in field order (cached: the run loop asks for them at every stop)."""
@@ -86,11 +88,15 @@ class EngineState:
         self.ci[L.CI_SAMPLE_INTERVAL] = interval_ps
         push(self.g, self.heap, 0, L.EV_SAMPLE, 0, 0)
 
-    def attach_partitions(self, interval_ps: int, window: int, theta: float) -> None:
+    def attach_partitions(self, interval_ps: int, window: int, theta: float, eager: bool) -> None:
         """Turn on the steady-state test (every ``interval_ps``, over ``window`` samples, threshold ``theta``)
-        and the returns after each flow event that a partitioning layer needs."""
+        and the flow log a partitioning layer reads. ``eager``: return at every flow start or completion;
+        otherwise only when the log is full, a start touches a skipped partition, or a partition is steady."""
         n = self.fl.shape[0]
-        self.parts = np.zeros((max(n, 1), L.PA_N), dtype=np.int64)
+        self.parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
+        self.parts[n, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
+        self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
+        self.ci[L.CI_FLOW_EVENTS_EAGER] = int(eager)
         self.rate_ring = np.zeros((n, window), dtype=np.float64)
         self.una_ring = np.zeros((n, window), dtype=np.int64)
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps
@@ -349,4 +355,5 @@ def build_state(
         parts=np.zeros((1, L.PA_N), dtype=np.int64),
         rate_ring=np.zeros((n_flows, 1), dtype=np.float64),
         una_ring=np.zeros((n_flows, 1), dtype=np.int64),
+        flow_log=np.zeros((1, L.FLOG_N), dtype=np.int64),
     )

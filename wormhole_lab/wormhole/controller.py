@@ -1,8 +1,9 @@
 """The Wormhole kernel's Python side: what happens at the engine's stops in ``mode="wormhole"``.
 
-The engine returns after each flow start or completion (re-partition; skip a fast-forwarded
-partition back if a new flow touches it) and when a partition turned steady (fast-forward it).
-Everything else runs in the compiled kernel.
+The engine logs flow starts and completions and returns when they must be placed in partitions (a new
+flow touches a fast-forwarded partition, which skips back; with a memo DB, every time) and when a
+partition turned steady (place the logged flows, then fast-forward it). Everything else runs in the
+compiled kernel.
 """
 
 import hashlib
@@ -13,6 +14,7 @@ import numpy as np
 
 import wormhole_lab
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
 from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, to_json
 from wormhole_lab.wormhole.memo import MemoDB
@@ -41,7 +43,8 @@ class WormholeController:
         self.state = state
         steady = config.steady.for_cca(engine_config)
         payload = engine_config.payload_bytes
-        state.attach_partitions(steady.interval_ps, steady.window, steady.theta)
+        # memo lookups need each partition as it forms; without them the kernel returns only when needed
+        state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager=config.memo is not None)
         self.ff = FastForward(
             state,
             flows,
@@ -52,33 +55,59 @@ class WormholeController:
             steady.window * steady.interval_ps,
             steady.theta,
         )
-        ports = [np.unique(np.concatenate([d, a])) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)]
-        self.partitions = Partitions(ports)
+        self.port_sets = [
+            set(d.tolist()) | set(a.tolist()) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
+        ]
+        self.partitions = Partitions(self.port_sets)
         self.retry_ps = steady.window * steady.interval_ps
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
         self.fingerprint = config_fingerprint(engine_config)
-        self.port_sets = [set(p.tolist()) for p in ports]
-        # path shape in the FCG labels: hop count and one-way propagation delay (ns) of data and ACK paths
-        delay = state.pt[:, L.PT_DELAY]
-        self.hops = [f"{len(d)}+{len(a)}@{int(delay[d].sum() // 1000)}+{int(delay[a].sum() // 1000)}"
-                     for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)]
+        self.hops = self._path_shapes() if self.memo else []
         self.line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
 
-    def on_flow_event(self) -> None:
-        g, fl = self.state.g, self.state.fl
-        f, now = int(g[L.G_FLOW_EVENT]), int(g[L.G_NOW])
-        g[L.G_FLOW_EVENT] = -1
-        if fl[f, L.FL_STATE] == L.FS_ACTIVE:
+    def _path_shapes(self) -> list[str]:
+        """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
+        data and ACK paths."""
+        delay = self.state.pt[:, L.PT_DELAY]
+        return [
+            f"{len(d)}+{len(a)}@{int(delay[d].sum() // 1000)}+{int(delay[a].sum() // 1000)}"
+            for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
+        ]
+
+    def on_stop(self, steady: bool, horizon: int) -> None:
+        """The kernel returned: place the flows it logged, then fast-forward the partitions that turned steady."""
+        g = self.state.g
+        n, now = int(g[L.G_FLOW_LOG_N]), int(g[L.G_NOW])
+        g[L.G_FLOW_LOG_N] = 0
+        log = self.state.flow_log[:n].tolist()
+        # a flow that started and completed since the last look never needs a partition of its own
+        started_here = {f for f, _, started in log if started}
+        passed = {f for f, _, started in log if not started and f in started_here}
+        for f, t, started in log:
+            if f not in passed:
+                self._flow_event(f, t, started, now)
+            elif not started:
+                self._passed(f, t)
+        if steady:
+            if n:  # the candidates were marked before the logged flows had their partitions
+                s = self.state
+                mark_candidates(s.g, s.fl, s.ci, s.parts, s.active, now)
+            self._fast_forward(horizon)
+
+    def _flow_event(self, f: int, t: int, started: int, now: int) -> None:
+        """Flow ``f`` started or completed at ``t`` (at most ``now``; a start that touches a skip comes at once)."""
+        fl = self.state.fl
+        if started:
             for part in self.partitions.touched_by(f):
                 skip = self.ff.active.get(part)
                 if skip is not None and skip.end > now:
                     self.ff.skip_back(part, now)
                 self.ff.finish(part, now)
             part, _ = self.partitions.add(f)
-            self._assign(part)
+            self._assign(part, t)
             self._formed(part, now)
         else:
             self.ff.finish(self.partitions.of_flow[f], now)
@@ -92,22 +121,26 @@ class WormholeController:
             self.state.pt[released, L.PT_PART] = -1
             for q in [part, *split_off]:
                 if q in self.partitions.flows:
-                    self._assign(q)
+                    self._assign(q, t)
                     self._formed(q, now)
-        self.partition_log.append((now, len(self.partitions.flows)))
+        self.partition_log.append((t, len(self.partitions.flows)))
 
-    def _assign(self, part: int) -> None:
-        """Write the partition's id into its flows and ports and restart its steady test."""
+    def _passed(self, f: int, t: int) -> None:
+        """Flow ``f`` came and went between two looks: the partitions it touched restart their steady test at
+        its completion ``t``, as they would after it had been placed and removed."""
+        self.state.fl[f, L.FL_PART] = -1
+        for part in self.partitions.touched_by(f):
+            self._assign(part, t)
+
+    def _assign(self, part: int, t: int) -> None:
+        """Write the partition's id into its flows and ports; its steady test restarts from ``t``."""
         self.ff.forget(part)
         members = np.fromiter(self.partitions.flows[part], dtype=np.int64)
         ports = np.fromiter(self.partitions.ports(part), dtype=np.int64)
-        fl = self.state.fl
-        fl[members, L.FL_PART] = part
-        fl[members, L.FL_RING_N] = 0
-        fl[members, L.FL_RING_POS] = 0
-        fl[members, L.FL_STEADY] = 0
+        self.state.fl[members, L.FL_PART] = part
         self.state.pt[ports, L.PT_PART] = part
         self.state.parts[part, :] = 0
+        self.state.parts[part, L.PA_CHANGED_AT] = t
 
     def _graph(self, members):
         rates = {f: self.state.fl[f, L.FL_RATE] for f in members}
@@ -166,7 +199,7 @@ class WormholeController:
         }
         self.memo.insert(self.fingerprint, key, graph, value)
 
-    def on_steady(self, horizon: int) -> None:
+    def _fast_forward(self, horizon: int) -> None:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])
         for part in np.flatnonzero(parts[:, L.PA_CANDIDATE]).tolist():
             parts[part, L.PA_CANDIDATE] = 0

@@ -89,18 +89,21 @@ class FastForward:
 
     def _index_known_starts(self, flows) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """Per port, (sorted start times, flow ids) of flows that wait for nobody: the predetermined interrupts."""
-        starts: dict[int, list[tuple[int, int]]] = {}
-        for f in np.flatnonzero(np.diff(flows.dep_offset) == 0):
-            for p in np.concatenate([self.data_ports[f], self.ack_ports[f]]):
-                starts.setdefault(int(p), []).append((int(flows.start_ps[f]), int(f)))
-        index = {}
-        for p, pairs in starts.items():
-            pairs.sort()
-            index[p] = (
-                np.array([t for t, _ in pairs], dtype=np.int64),
-                np.array([f for _, f in pairs], dtype=np.int64),
-            )
-        return index
+        independent = np.flatnonzero(np.diff(flows.dep_offset) == 0)
+        fl, path_ports = self.state.fl, self.state.path_ports
+        ports, owners = [], []
+        for begin, length in ((L.FL_PATH_BEGIN, L.FL_PATH_LEN), (L.FL_APATH_BEGIN, L.FL_APATH_LEN)):
+            lengths = fl[independent, length]
+            first = np.repeat(fl[independent, begin] - np.cumsum(lengths) + lengths, lengths)
+            ports.append(path_ports[first + np.arange(lengths.sum())])
+            owners.append(np.repeat(independent, lengths))
+        port, flow = np.concatenate(ports), np.concatenate(owners)
+        start = np.asarray(flows.start_ps, dtype=np.int64)[flow]
+        order = np.lexsort((flow, start, port))
+        port, flow, start = port[order], flow[order], start[order]
+        keys, first = np.unique(port, return_index=True)
+        bounds = np.append(first, len(port))
+        return {int(p): (start[a:b], flow[a:b]) for p, a, b in zip(keys, bounds[:-1], bounds[1:], strict=True)}
 
     def next_known_start(self, ports: set[int], now: int) -> int:
         """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
@@ -194,6 +197,7 @@ class FastForward:
         parts = self.state.parts
         parts[part, L.PA_SKIP_START] = now
         parts[part, L.PA_SKIP_END] = now + t_conv
+        parts[part, L.PA_CHANGED_AT] = now + t_conv  # its steady windows start after the stored transient
         goodput = {f: adv[f] / t_conv for f in flows}
         self.active[part] = Skip(part, now, now + t_conv, goodput, adv, port_bytes, memo=True)
         self.log.append(self.active[part])

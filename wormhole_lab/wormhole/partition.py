@@ -8,15 +8,15 @@ while a partition lives (merges keep the largest one's id), so widgets can follo
 """
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 
 import networkx as nx
-import numpy as np
 
 
 class Partitions:
     """Active flows grouped into partitions; ids are small integers < number of flows."""
 
-    def __init__(self, flow_ports: list[np.ndarray]):
+    def __init__(self, flow_ports: Sequence[Iterable[int]]):
         self._flow_ports = flow_ports
         self._port_flows: dict[int, set[int]] = {}
         self.of_flow: dict[int, int] = {}

@@ -1,0 +1,81 @@
+"""The controller takes the kernel's flow log lazily: partitions stay exact, results match eager placement."""
+
+import numpy as np
+import pytest
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.engine.state import EngineState
+from wormhole_lab.simulation import Scenario, Simulation, prepare
+from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.builders import leaf_spine, star
+from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
+
+
+def mixed_flows():
+    """Random short flows, some chained (unforeseeable starts), and a few long ones that are skipped and
+    skipped back, on a small leaf-spine."""
+    rng = np.random.default_rng(3)
+    n = 60
+    src = rng.integers(0, 8, n)
+    dst = (src + rng.integers(1, 8, n)) % 8
+    size = np.where(rng.random(n) < 0.15, 20_000_000, rng.integers(2_000, 40_000, n))
+    start = np.sort(rng.integers(0, 1500, n)) * 1_000_000
+    deps = [((i - 1,) if i and rng.random() < 0.5 else ()) for i in range(n)]
+    flows = make_flows(src, dst, size, start, deps=deps)
+    return Scenario(leaf_spine(4, 2, 2), flows, preset("hp"), telemetry=Telemetry.off())
+
+
+def test_after_every_stop_the_placed_flows_are_the_active_ones_in_exact_partitions(monkeypatch):
+    checked = []
+    on_stop = WormholeController.on_stop
+
+    def checking(self, steady, horizon):
+        on_stop(self, steady, horizon)
+        active = set(np.flatnonzero(self.state.fl[:, L.FL_STATE] == L.FS_ACTIVE).tolist())
+        assert set(self.partitions.of_flow) == active
+        assert sorted(map(sorted, self.partitions.flows.values())) == sorted(map(sorted, self.partitions.recompute()))
+        for part, members in self.partitions.flows.items():
+            assert set(self.state.fl[list(members), L.FL_PART]) == {part}
+        checked.append(steady)
+
+    monkeypatch.setattr(WormholeController, "on_stop", checking)
+    ds = Simulation(mixed_flows(), mode="wormhole").run()
+    assert ds.attrs["skips"] > 0 and ds.attrs["skip_backs"] > 0 and any(checked)
+
+
+def test_lazy_placement_gives_the_same_results_as_placing_every_flow_at_once(monkeypatch):
+    lazy = Simulation(mixed_flows(), mode="wormhole").run()
+    attach = EngineState.attach_partitions
+    monkeypatch.setattr(EngineState, "attach_partitions", lambda self, *a, eager: attach(self, *a, eager=True))
+    eager = Simulation(mixed_flows(), mode="wormhole").run()
+    assert lazy.attrs["skips"] == eager.attrs["skips"] > 0 and lazy.attrs["skip_backs"] == eager.attrs["skip_backs"] > 0
+    np.testing.assert_array_equal(lazy["fct"].values, eager["fct"].values)
+
+
+@pytest.fixture
+def controller():
+    """A controller on 3 flows of a star (flow 2 shares nothing with the others); the test writes the flow log."""
+    flows = make_flows([1, 2, 3], [0, 0, 4], [10**6] * 3, [0, 0, 0])
+    scenario = Scenario(star(5), flows, preset("hp"), telemetry=Telemetry.off())
+    state = prepare(scenario).state
+    return WormholeController(state, flows, WormholeConfig(), scenario.config, 48, 60)
+
+
+def write_log(ctrl, rows):
+    ctrl.state.flow_log[: len(rows)] = rows
+    ctrl.state.g[L.G_FLOW_LOG_N] = len(rows)
+
+
+def test_a_flow_that_came_and_went_between_two_looks_restarts_the_partitions_it_touched(controller):
+    write_log(controller, [(0, 10, 1), (2, 15, 1)])
+    controller.on_stop(False, 10**12)
+    part0, part2 = controller.partitions.of_flow[0], controller.partitions.of_flow[2]
+    assert controller.state.parts[part0, L.PA_CHANGED_AT] == 10
+    write_log(controller, [(1, 20, 1), (1, 30, 0)])  # flow 1 shares flow 0's egress port to host 0
+    controller.on_stop(False, 10**12)
+    assert 1 not in controller.partitions.of_flow and controller.state.fl[1, L.FL_PART] == -1
+    assert controller.state.parts[part0, L.PA_CHANGED_AT] == 30
+    assert controller.state.parts[part2, L.PA_CHANGED_AT] == 15  # untouched
+    assert [n for _, n in controller.partition_log] == [1, 2]

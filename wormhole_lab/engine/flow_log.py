@@ -1,0 +1,63 @@
+"""Flow starts and completions, queued inside the kernel for the partitioning layer above.
+
+Returning to Python at every flow event costs more than the events between them when flows are
+short and many. So the kernel logs them and returns only when the layer above must act now: the log
+is full, the run asked for every event (``CI_FLOW_EVENTS_EAGER``: memo lookups need a partition as it
+forms), or a starting flow touches a partition that is being fast-forwarded (it must skip back to this
+moment). Otherwise the log waits until a partition may be steady once the logged flows are placed.
+"""
+
+from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.layout import (
+    CI_FLOW_EVENTS_EAGER,
+    FL_APATH_BEGIN,
+    FL_APATH_LEN,
+    FL_PART,
+    FL_PATH_BEGIN,
+    FL_PATH_LEN,
+    FL_STATE,
+    FLOG_FLOW,
+    FLOG_STARTED,
+    FLOG_TIME,
+    FS_ACTIVE,
+    G_FLOW_EVENT,
+    G_FLOW_LOG_N,
+    G_NOW,
+    PA_LEFT_AT,
+    PA_SKIP_END,
+    PT_PART,
+)
+
+
+@kernel
+def _touches_skip(pt, parts, path_ports, begin, length, now):
+    for i in range(begin, begin + length):
+        p = pt[path_ports[i], PT_PART]
+        if p >= 0 and parts[p, PA_SKIP_END] > now:
+            return True
+    return False
+
+
+@kernel
+def record(g, pt, fl, ci, parts, path_ports, flow_log):
+    """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now."""
+    f = g[G_FLOW_EVENT]
+    now = g[G_NOW]
+    g[G_FLOW_EVENT] = -1
+    n = g[G_FLOW_LOG_N]
+    flow_log[n, FLOG_FLOW] = f
+    flow_log[n, FLOG_TIME] = now
+    started = fl[f, FL_STATE] == FS_ACTIVE
+    flow_log[n, FLOG_STARTED] = started
+    g[G_FLOW_LOG_N] = n + 1
+    if started:
+        fl[f, FL_PART] = parts.shape[0] - 1  # the bucket of flows not placed in a partition yet
+        if _touches_skip(pt, parts, path_ports, fl[f, FL_PATH_BEGIN], fl[f, FL_PATH_LEN], now) or _touches_skip(
+            pt, parts, path_ports, fl[f, FL_APATH_BEGIN], fl[f, FL_APATH_LEN], now
+        ):
+            return True
+    else:
+        p = fl[f, FL_PART]
+        if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
+            parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
+    return ci[CI_FLOW_EVENTS_EAGER] == 1 or n + 1 == flow_log.shape[0]
