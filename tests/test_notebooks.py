@@ -1,10 +1,9 @@
-"""Execute every notebook in notebooks/ at WORMHOLE_LAB_SCALE=smoke and fail on any cell error.
+"""Execute every notebook in notebooks/ at WORMHOLE_LAB_SCALE=smoke with nbmake and fail on any cell error.
 
-Deselect with ``-m "not notebooks"``. Needs nbclient, nbformat and ipykernel (``pip install nbmake`` brings
-all three); without them the tests skip with a reason.
+Deselect with ``-m "not notebooks"``. Needs nbmake (the test extras install it); without it the tests skip
+with a reason.
 """
 
-import os
 import time
 from pathlib import Path
 
@@ -15,16 +14,6 @@ PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 MAX_BYTES = 1_000_000
 
 pytestmark = pytest.mark.notebooks
-
-
-def _kernel_packages():
-    try:
-        import ipykernel  # noqa: F401
-        import nbclient
-        import nbformat
-    except ImportError as exc:
-        pytest.skip(f"notebook kernel packages missing ({exc.name}); pip install nbclient nbformat ipykernel")
-    return nbclient, nbformat
 
 
 def test_the_five_notebooks_are_there():
@@ -40,16 +29,12 @@ def test_notebook_is_committed_small(path):
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_notebook_runs_at_smoke_scale(path, monkeypatch):
-    nbclient, nbformat = _kernel_packages()
+    nb_run = pytest.importorskip("nbmake.nb_run", reason="pip install nbmake")
     monkeypatch.setenv("WORMHOLE_LAB_SCALE", "smoke")
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    notebook = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
-    )
     t0 = time.perf_counter()
-    try:
-        client.execute(cwd=str(NOTEBOOKS), env=dict(os.environ))
-    except nbclient.exceptions.CellExecutionError as exc:
-        pytest.fail(f"{path.name}: a cell failed\n{exc}", pytrace=False)
+    result = nb_run.NotebookRun(path, default_timeout=300).execute()  # in the notebook's folder, this env
+    if result.error is not None:
+        cell = result.error.failing_cell_index
+        pytest.fail(f"{path.name}: cell {cell} failed: {result.error.summary}\n{result.error.trace}", pytrace=False)
     print(f"{path.name}: {time.perf_counter() - t0:.1f} s")
