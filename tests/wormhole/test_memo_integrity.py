@@ -7,7 +7,6 @@ stay within 1 % of it when only single entries are skipped (hits on entries stor
 itself are allowed and are what the 1 % is for).
 """
 
-import json
 import multiprocessing
 import random
 import sqlite3
@@ -71,18 +70,6 @@ def assert_dropped(ds, said, memo_off, match: str):
     assert ds.attrs["memo_usable"] == 0
     assert ds.attrs["memo_hits"] == 0 and ds.attrs["memo_inserts"] == 0
     np.testing.assert_array_equal(ds["fct"].values, memo_off)
-
-
-def check_file(path) -> None:
-    """The file passes SQLite's full integrity check and every entry's checksum."""
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    rows = conn.execute("SELECT fingerprint, fcg_key, graph, value, engine_version, checksum FROM entries").fetchall()
-    conn.close()
-    for fingerprint, key, graph, value, version, checksum in rows:
-        assert checksum == _checksum(fingerprint, key, graph, value, version)
-        json.loads(value)
-    return len(rows)
 
 
 # --- truncated files --------------------------------------------------------------------------------------
@@ -205,7 +192,7 @@ def test_entries_of_another_engine_version_are_skipped(scenario, memo_off, good_
 
 
 @pytest.mark.parametrize("wal", [True, False], ids=["wal", "rollback-journal"])
-def test_a_db_locked_by_another_writer_is_detected(scenario, memo_off, tmp_path, monkeypatch, wal):
+def test_a_db_locked_by_another_writer_is_detected(scenario, memo_off, tmp_path, monkeypatch, wal, check_memo_file):
     path = tmp_path / "memo.sqlite"
     MemoDB(path, ENGINE_VERSION).close()  # an empty DB with the schema: the run will want to insert
     ready, release = SPAWN.Event(), SPAWN.Event()
@@ -226,10 +213,10 @@ def test_a_db_locked_by_another_writer_is_detected(scenario, memo_off, tmp_path,
         assert ds.attrs["memo_usable"] == 1
     else:  # a rollback-journal lock blocks readers too
         assert ds.attrs["memo_usable"] == 0
-    assert check_file(path) == 0  # the other writer's pending row was rolled back, nothing half-written
+    assert check_memo_file(path) == 0  # the other writer's pending row was rolled back, nothing half-written
 
 
-def test_a_lock_taken_during_the_run_skips_inserts_without_failing(tmp_path, monkeypatch):
+def test_a_lock_taken_during_the_run_skips_inserts_without_failing(tmp_path, monkeypatch, check_memo_file):
     """Another writer locks the file after it was opened: lookups go on, new entries are dropped, once reported."""
     path = tmp_path / "memo.sqlite"
     db = MemoDB(path, ENGINE_VERSION, timeout=0.3)
@@ -249,13 +236,13 @@ def test_a_lock_taken_during_the_run_skips_inserts_without_failing(tmp_path, mon
         locker.join(60)
         db.close()
     assert locker.exitcode == 0 and db.usable
-    assert check_file(path) == 1
+    assert check_memo_file(path) == 1
 
 
 # --- concurrent writers -----------------------------------------------------------------------------------
 
 
-def test_concurrent_writers_in_several_processes_do_not_corrupt_the_db(tmp_path):
+def test_concurrent_writers_in_several_processes_do_not_corrupt_the_db(tmp_path, check_memo_file):
     path = str(tmp_path / "memo.sqlite")
     workers, count = 4, 150
     start, results = SPAWN.Event(), SPAWN.Queue()
@@ -272,10 +259,10 @@ def test_concurrent_writers_in_several_processes_do_not_corrupt_the_db(tmp_path)
     for worker, inserted, bad, found, said in reports:
         assert inserted == 2 * count and bad == 0 and not said, (worker, inserted, bad, said)
         assert found > 0  # lookups saw the other processes' committed rows
-    assert check_file(path) == workers * 2 * count
+    assert check_memo_file(path) == workers * 2 * count
 
 
-def test_concurrent_simulations_share_one_db(scenario, memo_off, tmp_path):
+def test_concurrent_simulations_share_one_db(scenario, memo_off, tmp_path, check_memo_file):
     path = str(tmp_path / "memo.sqlite")
     start, results = SPAWN.Event(), SPAWN.Queue()
     procs = [SPAWN.Process(target=memo_workers.simulate, args=(path, start, results)) for _ in range(3)]
@@ -289,7 +276,7 @@ def test_concurrent_simulations_share_one_db(scenario, memo_off, tmp_path):
     for fct, memo, said, _ in reports:
         assert not said and memo["memo_usable"] == 1, (memo, said)
         assert np.abs(np.asarray(fct) / memo_off - 1).max() < 0.01
-    assert check_file(path) == sum(memo["memo_inserts"] for _, memo, _, _ in reports)
+    assert check_memo_file(path) == sum(memo["memo_inserts"] for _, memo, _, _ in reports)
     # the memo DB's own fingerprint of this configuration is what every process used
     conn = sqlite3.connect(path)
     assert {r[0] for r in conn.execute("SELECT DISTINCT fingerprint FROM entries")} == {
