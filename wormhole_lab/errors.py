@@ -1,5 +1,7 @@
 """The one error type for bad input: it names where the problem is and how to fix it."""
 
+from pathlib import Path
+
 
 class InputError(ValueError):
     """Malformed or impossible input, found before any kernel runs.
@@ -16,6 +18,23 @@ class InputError(ValueError):
         if fix:
             message += f" (fix: {fix})"
         super().__init__(message)
+
+
+def read_text_file(path: Path, what: str, fix: str) -> str:
+    """The UTF-8 text of ``path``; an unreadable file or a non-UTF-8 byte is an InputError naming the file and
+    line. ``what`` names the kind of file (for example "topology file"); ``fix`` says what it should be."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        where, problem = f"{path}:0", f"cannot read the {what} ({exc.strerror})"
+        raise InputError(where, problem, "check the path and permissions") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}", f"the file is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})", fix
+        ) from None
 
 
 class InvariantError(RuntimeError):

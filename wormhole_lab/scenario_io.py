@@ -48,7 +48,7 @@ import yaml
 
 from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, EngineConfig
 from wormhole_lab.engine.presets import PRESETS, preset
-from wormhole_lab.errors import InputError
+from wormhole_lab.errors import InputError, read_text_file
 from wormhole_lab.simulation import Scenario, _min_interval_ps
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
@@ -91,21 +91,7 @@ _NUMBER_TEXT = re.compile(r"^[+-]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9]+)(?:[eE][+-]
 def load_scenario(path) -> Scenario:
     """Read, validate and build the Scenario described by a YAML file (see the module docstring)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"{path}:0", f"cannot read the scenario file ({exc.strerror})", "check the path and permissions"
-        ) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}:{line}",
-            f"the file is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
-            "give a YAML scenario file saved as UTF-8",
-        ) from None
+    text = read_text_file(path, "scenario file", "give a YAML scenario file saved as UTF-8")
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         doc = yaml.safe_load(text)

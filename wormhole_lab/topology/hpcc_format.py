@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wormhole_lab.errors import InputError
+from wormhole_lab.errors import InputError, read_text_file
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.validate import MAX_NODES, check_topology
 from wormhole_lab.units import format_rate, format_time_ps, parse_rate, parse_time_ps
@@ -35,21 +35,7 @@ def read_topology(path) -> Topology:
     Every error is an InputError located at ``"<path>:<line>"``.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"{path}:0", f"cannot read the topology file ({exc.strerror})", "check the path and permissions"
-        ) from None
-    try:
-        lines = data.decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}:{line}",
-            f"the file is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
-            "give an HPCC or SimAI topology text file",
-        ) from None
+    lines = read_text_file(path, "topology file", "give an HPCC or SimAI topology text file").splitlines()
     rows = ((i + 1, line.split()) for i, line in enumerate(lines))
     rows = ((no, toks) for no, toks in rows if toks)  # blank lines carry nothing, as with ifstream >>
     last = [0]  # line number of the last row consumed, for "file ends here" messages
