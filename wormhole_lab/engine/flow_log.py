@@ -2,9 +2,11 @@
 
 Returning to Python at every flow event costs more than the events between them when flows are
 short and many. So the kernel logs them and returns only when the layer above must act now: the log
-is full, the run asked for every event (``CI_FLOW_EVENTS_EAGER``: memo lookups need a partition as it
-forms), or a starting flow touches a partition that is being fast-forwarded (it must skip back to this
-moment). Otherwise the log waits until a partition may be steady once the logged flows are placed.
+is full; the run asked for every event (``CI_FLOW_EVENTS_EAGER``: memo lookups need a partition as it
+forms; the kernel then returns once the other events of that instant have run, so that flows starting
+together, as in a collective, form their partition in one step); or a starting flow touches a
+partition that is being fast-forwarded (it must skip back to this moment). Otherwise the log waits
+until a partition may be steady once the logged flows are placed.
 """
 
 from wormhole_lab.engine.jit import kernel
@@ -22,6 +24,7 @@ from wormhole_lab.engine.layout import (
     FS_ACTIVE,
     G_FLOW_EVENT,
     G_FLOW_LOG_N,
+    G_LOG_DUE,
     G_NOW,
     PA_LEFT_AT,
     PA_SKIP_END,
@@ -60,4 +63,6 @@ def record(g, pt, fl, ci, parts, path_ports, flow_log):
         p = fl[f, FL_PART]
         if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
             parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
-    return ci[CI_FLOW_EVENTS_EAGER] == 1 or n + 1 == flow_log.shape[0]
+    if ci[CI_FLOW_EVENTS_EAGER] == 1:
+        g[G_LOG_DUE] = 1
+    return n + 1 == flow_log.shape[0]

@@ -30,6 +30,7 @@ from wormhole_lab.engine.layout import (
     G_FLOW_EVENT,
     G_FREE_COUNT,
     G_HEAP_SIZE,
+    G_LOG_DUE,
     G_NOW,
     G_PFC_COUNT,
     G_TEL_ROW,
@@ -78,6 +79,9 @@ def run_until(
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
         if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, ci, parts, path_ports, flow_log):
+            return STOP_FLOW_EVENT
+        if g[G_LOG_DUE] and (g[G_HEAP_SIZE] == 0 or heap[0, H_TIME] > g[G_NOW]):
+            g[G_LOG_DUE] = 0
             return STOP_FLOW_EVENT
         if g[G_DONE_COUNT] == n_flows and (not sampling or g[G_FINAL_SAMPLED]):
             return STOP_ALL_DONE

@@ -25,7 +25,8 @@ G_VIOLATION = 15  # invariant checking: VIOLATION_* code of the first violation,
 G_VIOLATION_AT = 16  # its time, ps
 G_VIOLATION_WHERE = 17  # the port (or packet) involved
 G_FLOW_LOG_N = 18  # partitioned runs: rows of the flow log not yet taken by the layer above
-G_N = 19
+G_LOG_DUE = 19  # eager partitioned runs: 1 when the log must be taken once this nanosecond's events are done
+G_N = 20
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -244,7 +245,7 @@ CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mo
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
 CI_CHECK = 36  # 1: check invariants inside the kernel
 CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
-CI_FLOW_EVENTS_EAGER = 38  # partitioned runs, 1: return after every flow start or completion, not only when needed
+CI_FLOW_EVENTS_EAGER = 38  # partitioned runs, 1: return after every instant with a flow start or completion
 CI_N = 39
 
 CF_G = 0
