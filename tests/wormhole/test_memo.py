@@ -68,6 +68,18 @@ def test_a_jump_leaves_a_paced_flow_where_its_transient_left_it(tmp_path):
     assert error.mean() < 0.003 and error.max() < 0.01
 
 
+def test_a_hit_goes_on_as_a_fast_forward_at_the_stored_goodput(rounds_scenario, memo_off, tmp_path):
+    """A stored transient ends steady: after the jump the partition is skipped on at once, not re-qualified
+    over another steady-test window, and the results stay those of the memo-off run."""
+    sim = Simulation(replace(rounds_scenario, wormhole=WormholeConfig(memo=str(tmp_path / "m.sqlite"))), "wormhole")
+    ds = sim.run()
+    hits = [s for s in sim.controller.ff.log if s.memo_until > s.start]
+    assert len(hits) == ds.attrs["memo_hits"] >= 4
+    assert all(s.end > s.memo_until for s in hits)
+    assert ds.attrs["events_executed"] < 0.8 * memo_off.attrs["events_executed"]  # re-qualifying: 0.96x
+    assert np.abs(ds["fct"].values / memo_off["fct"].values - 1).max() < 0.01
+
+
 def test_the_db_persists_between_runs(rounds_scenario, tmp_path):
     path = str(tmp_path / "memo.sqlite")
     run(rounds_scenario, path)

@@ -111,12 +111,17 @@ class LiveRun:
         return int(self.chunks[-1].time[-1]) if self.chunks else 0
 
     def skip_windows(self) -> list[SkipWindow]:
-        """Every skip recorded so far, fast-forwards and memo hits, with their final extent."""
-        return [
-            SkipWindow(int(s.part), int(s.start), int(s.end), bool(s.memo), tuple(sorted(int(f) for f in s.goodput)))
-            for s in (self.controller.ff.log if self.controller is not None else [])
-            if s.end > s.start
-        ]
+        """Every skip recorded so far, fast-forwards and memo hits, with their final extent (a memo hit that
+        went on as a fast-forward gives one window of each)."""
+        windows = []
+        for s in self.controller.ff.log if self.controller is not None else []:
+            flows = tuple(sorted(int(f) for f in s.goodput))
+            memo_end = min(max(s.memo_until, s.start), s.end)
+            if memo_end > s.start:
+                windows.append(SkipWindow(int(s.part), int(s.start), int(memo_end), True, flows))
+            if s.end > memo_end:
+                windows.append(SkipWindow(int(s.part), int(memo_end), int(s.end), False, flows))
+        return windows
 
     def skip_coverage(self) -> dict:
         """Per flow, skipped time in the recorded windows vs the controller's totals (ff_time + memo_time).
@@ -197,5 +202,5 @@ def flow_states(run: LiveRun, now_ps: int | None = None) -> dict[int, str]:
         if skip.start <= now < skip.end:
             for f in skip.goodput:
                 if f in states:
-                    states[int(f)] = MEMO if skip.memo else FASTFORWARD
+                    states[int(f)] = MEMO if now < skip.memo_until else FASTFORWARD
     return states

@@ -98,7 +98,7 @@ class WormholeController:
         # one memo lookup per partition as it stands now: flows that start together (a collective) form one
         for part in sorted(changed):
             if part in self.partitions.flows:
-                self._formed(part, now)
+                self._formed(part, now, horizon)
         if steady:
             if n:  # the candidates were marked before the logged flows had their partitions
                 s = self.state
@@ -157,7 +157,7 @@ class WormholeController:
         hops = {f: self.hops[f] for f in members}
         return conflict_graph(members, {f: self.port_sets[f] for f in members}, rates, line, hops)
 
-    def _formed(self, part: int, now: int) -> None:
+    def _formed(self, part: int, now: int, horizon: int) -> None:
         """A partition changed: take its transient from the memo DB, or start watching it for one."""
         self.pending.pop(part, None)
         if self.memo is None or not self.memo.usable:
@@ -167,7 +167,7 @@ class WormholeController:
         key = canonical_key(graph)
         for stored, value in self.memo.candidates(self.fingerprint, key):
             mapping = match(from_json(stored), graph)
-            if mapping is not None and self._apply(part, members, value, mapping, now):
+            if mapping is not None and self._apply(part, members, value, mapping, now, horizon):
                 self.memo.hits += 1
                 return
         self.memo.misses += 1
@@ -175,7 +175,7 @@ class WormholeController:
         start = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in members}
         self.pending[part] = (now, key, to_json(graph), members, start)
 
-    def _apply(self, part, members, value, mapping, now) -> bool:
+    def _apply(self, part, members, value, mapping, now, horizon) -> bool:
         """Use a stored transient if every flow has room for it and no known start falls inside it."""
         t_conv, fl = value["t_conv"], self.state.fl
         if self.ff.next_known_start(self.partitions.ports(part), now) < now + t_conv:
@@ -187,7 +187,7 @@ class WormholeController:
             if entry["bytes"] > room:
                 return False
             flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
-        self.ff.memo_jump(part, now, t_conv, flows)
+        self.ff.memo_jump(part, now, t_conv, flows, self.partitions.ports(part), horizon)
         return True
 
     def _record(self, part: int, now: int) -> None:

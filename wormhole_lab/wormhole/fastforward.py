@@ -46,7 +46,7 @@ class Skip:
     goodput: dict
     adv: np.ndarray  # bytes credited per flow (index = flow id)
     port_bytes: np.ndarray
-    memo: bool = False
+    memo_until: int  # the skip is taken from the memo DB up to here, fast-forwarded after
 
 
 class FastForward:
@@ -144,62 +144,73 @@ class FastForward:
         ports = np.concatenate([self.data_ports[f] for f in members])
         return len(np.unique(ports)) == len(ports)
 
+    def _span(self, part: int, goodput: dict, sent: dict, ports: set[int], t: int, horizon: int) -> int:
+        """How long partition ``part`` may be skipped from ``t`` at ``goodput`` (bytes/ps per flow), its flows
+        having sent ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room)."""
+        fl = self.state.fl
+        dt = min(horizon, self.next_known_start(ports, t)) - t
+        for f, rate in goodput.items():
+            left = fl[f, L.FL_SIZE] - sent[f] - TAIL_PACKETS * self.payload
+            if rate <= 0 or left <= 0:
+                return 0
+            dt = min(dt, int(left / rate))
+        cap = self._cap(part, goodput)
+        self.history[part] = (goodput, cap)
+        dt = min(dt, cap)
+        dt -= dt % 1000  # keep every event on the reference's 1 ns grid
+        return dt if dt >= self.min_skip_ps else 0
+
     def try_skip(self, part: int, members: set[int], ports: set[int], now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
         fl, ff = self.state.fl, self.state.ff
-        dt = min(horizon, self.next_known_start(ports, now)) - now
-        goodput = {}
-        for f in members:
-            rate = ff[f, L.FF_GOODPUT]  # bytes per ps
-            left = fl[f, L.FL_SIZE] - fl[f, L.FL_SND_NXT] - TAIL_PACKETS * self.payload
-            if rate <= 0 or left <= 0:
-                return False
-            goodput[f] = rate
-            dt = min(dt, int(left / rate))
-        cap = self._cap(part, goodput)
-        dt = min(dt, cap)
-        dt -= dt % 1000  # keep every event on the reference's 1 ns grid
-        if dt < self.min_skip_ps:
+        goodput = {f: ff[f, L.FF_GOODPUT] for f in members}  # bytes per ps
+        dt = self._span(part, goodput, {f: fl[f, L.FL_SND_NXT] for f in members}, ports, now, horizon)
+        if not dt:
             return False
         adv = np.zeros(fl.shape[0], dtype=np.int64)
-        port_bytes = np.zeros(self.state.pt.shape[0], dtype=np.int64)
         for f, rate in goodput.items():
             adv[f] = int(rate * dt) // self.payload * self.payload
-            self._credit_ports(port_bytes, f, adv[f])
-        self._offset(part, dt, adv, port_bytes)
-        parts = self.state.parts
-        parts[part, L.PA_SKIP_START] = now
-        parts[part, L.PA_SKIP_END] = now + dt
-        self.active[part] = Skip(part, now, now + dt, goodput, adv, port_bytes)
-        self.log.append(self.active[part])
-        self.history[part] = (goodput, cap)
-        # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
-        parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
+        self._jump(part, now, dt, adv, goodput, memo_until=now)
         self.skips_taken += 1
         return True
 
-    def memo_jump(self, part: int, now: int, t_conv: int, flows: dict) -> None:
+    def memo_jump(self, part: int, now: int, t_conv: int, flows: dict, ports: set[int], horizon: int) -> None:
         """Skip a transient whose outcome the memo DB knows: ``flows`` maps flow id -> (bytes, int state,
-        float state). The partition resumes at ``now + t_conv`` in the stored converged state."""
+        float state). The partition takes the stored converged state; a stored transient ends steady, so the
+        partition then goes on at its stored goodput as a fast-forward would, without re-qualifying."""
         fl, ff = self.state.fl, self.state.ff
         adv = np.zeros(fl.shape[0], dtype=np.int64)
-        port_bytes = np.zeros(self.state.pt.shape[0], dtype=np.int64)
         for f, (nbytes, _, _) in flows.items():
             adv[f] = nbytes // self.payload * self.payload
-            self._credit_ports(port_bytes, f, adv[f])
-        self._offset(part, t_conv, adv, port_bytes)
         for f, (_, state_int, state_float) in flows.items():
             restarts_timers = fl[f, L.FL_FIRST_CNP] == 1 and state_int[STATE_INT.index(L.FL_FIRST_CNP)] == 0
             fl[f, list(STATE_INT)] = state_int
             ff[f, list(STATE_FLOAT)] = state_float
             if restarts_timers and int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
                 resume_timers(self.state.g, self.state.heap, fl, self.state.ci, f, now + t_conv)
+        goodput = {f: ff[f, L.FF_GOODPUT] for f in flows}
+        sent = {f: fl[f, L.FL_SND_NXT] + adv[f] for f in flows}
+        dt = self._span(part, goodput, sent, ports, now + t_conv, horizon)
+        for f, rate in goodput.items():
+            adv[f] += int(rate * dt) // self.payload * self.payload
+        self.skips_taken += dt > 0
+        self._jump(part, now, t_conv + dt, adv, {f: adv[f] / (t_conv + dt) for f in flows}, memo_until=now + t_conv)
+
+    def _jump(self, part: int, now: int, dt: int, adv: np.ndarray, goodput: dict, memo_until: int) -> None:
+        """Shift partition ``part`` by ``dt`` from ``now``, its flows advancing ``adv`` bytes; the part before
+        ``memo_until`` is booked as taken from the memo DB."""
+        port_bytes = np.zeros(self.state.pt.shape[0], dtype=np.int64)
+        for f in goodput:
+            self._credit_ports(port_bytes, f, adv[f])
+        self._offset(part, dt, adv, port_bytes)
         parts = self.state.parts
         parts[part, L.PA_SKIP_START] = now
-        parts[part, L.PA_SKIP_END] = now + t_conv
-        parts[part, L.PA_CHANGED_AT] = now + t_conv  # its steady windows start after the stored transient
-        goodput = {f: adv[f] / t_conv for f in flows}
-        self.active[part] = Skip(part, now, now + t_conv, goodput, adv, port_bytes, memo=True)
+        parts[part, L.PA_SKIP_END] = now + dt
+        if memo_until > now:
+            parts[part, L.PA_CHANGED_AT] = now + dt  # its steady windows start after the stored transient
+        # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
+        parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
+        self.active[part] = Skip(part, now, now + dt, goodput, adv, port_bytes, memo_until)
         self.log.append(self.active[part])
 
     def _offset(self, part: int, dt: int, adv: np.ndarray, port_bytes: np.ndarray) -> None:
@@ -238,7 +249,9 @@ class FastForward:
             self._account(skip)
 
     def _account(self, skip: Skip) -> None:
+        memo = max(0, min(skip.end, skip.memo_until) - skip.start)
         for f in skip.goodput:
-            (self.memo_time if skip.memo else self.ff_time)[f] += skip.end - skip.start
+            self.memo_time[f] += memo
+            self.ff_time[f] += skip.end - skip.start - memo
             hops = len(self.data_ports[f]) + len(self.ack_ports[f])
             self.events_skipped += skip.adv[f] / self.payload * 2 * hops  # a TX_DONE and an ARRIVE per hop
