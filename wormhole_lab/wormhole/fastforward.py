@@ -146,7 +146,8 @@ class FastForward:
 
     def _span(self, part: int, goodput: dict, sent: dict, ports: set[int], t: int, horizon: int) -> int:
         """How long partition ``part`` may be skipped from ``t`` at ``goodput`` (bytes/ps per flow), its flows
-        having sent ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room)."""
+        having sent ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room). A skip
+        of that length is then taken: the next one's cap starts from it."""
         fl = self.state.fl
         dt = min(horizon, self.next_known_start(ports, t)) - t
         for f, rate in goodput.items():
@@ -155,10 +156,12 @@ class FastForward:
                 return 0
             dt = min(dt, int(left / rate))
         cap = self._cap(part, goodput)
-        self.history[part] = (goodput, cap)
         dt = min(dt, cap)
         dt -= dt % 1000  # keep every event on the reference's 1 ns grid
-        return dt if dt >= self.min_skip_ps else 0
+        if dt < self.min_skip_ps:
+            return 0
+        self.history[part] = (goodput, cap)
+        return dt
 
     def try_skip(self, part: int, members: set[int], ports: set[int], now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
