@@ -80,13 +80,26 @@ def test_a_hit_goes_on_as_a_fast_forward_at_the_stored_goodput(rounds_scenario, 
     assert np.abs(ds["fct"].values / memo_off["fct"].values - 1).max() < 0.01
 
 
-def test_the_db_persists_between_runs(rounds_scenario, tmp_path):
+def test_the_db_persists_between_runs_and_stores_each_pattern_once(rounds_scenario, tmp_path):
     path = str(tmp_path / "memo.sqlite")
-    run(rounds_scenario, path)
+    first = run(rounds_scenario, path)
     second = run(rounds_scenario, path)
     assert second.attrs["memo_hits"] >= 5
     rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-    assert rows >= 1
+    assert rows == first.attrs["memo_inserts"] >= 1
+    assert second.attrs["memo_inserts"] == 0  # every pattern of the second run was stored by the first
+
+
+def test_a_pattern_seen_in_two_places_at_once_is_stored_once(tmp_path):
+    """Two disjoint 2-to-1 incasts in each of four rounds: both instances of the first round miss and converge,
+    but only the first is stored (several alike would only lengthen every later lookup)."""
+    deps = [tuple(range(4 * (r - 1), 4 * r)) if r else () for r in range(4) for _ in range(4)]
+    flows = make_flows([1, 2, 4, 5] * 4, [0, 0, 3, 3] * 4, [4_000_000] * 16, 0, deps=deps)
+    path = tmp_path / "memo.sqlite"
+    ds = run(Scenario(star(6), flows, preset("dctcp"), telemetry=Telemetry.off()), str(path))
+    assert ds.attrs["memo_hits"] >= 6
+    rows, keys = sqlite3.connect(path).execute("SELECT COUNT(*), COUNT(DISTINCT fcg_key) FROM entries").fetchone()
+    assert rows == keys >= 1
 
 
 def test_a_garbage_file_is_reported_and_the_run_goes_on_without_it(rounds_scenario, memo_off, tmp_path):

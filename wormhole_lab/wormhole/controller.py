@@ -69,6 +69,7 @@ class WormholeController:
         self.hops = self._path_shapes() if self.memo else []
         self.line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
+        self._parsed: dict = {}
 
     def _path_shapes(self) -> list[str]:
         """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
@@ -165,15 +166,31 @@ class WormholeController:
         members = frozenset(self.partitions.flows[part])
         graph = self._graph(members)
         key = canonical_key(graph)
-        for stored, value in self.memo.candidates(self.fingerprint, key):
-            mapping = match(from_json(stored), graph)
-            if mapping is not None and self._apply(part, members, value, mapping, now, horizon):
-                self.memo.hits += 1
-                return
+        self.memo.lookups += 1
+        found = self._stored(key, graph)
+        if found is not None and self._apply(part, members, *found, now, horizon):
+            self.memo.hits += 1
+            return
         self.memo.misses += 1
-        fl = self.state.fl
-        start = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in members}
-        self.pending[part] = (now, key, to_json(graph), members, start)
+        if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
+            fl = self.state.fl
+            start = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in members}
+            self.pending[part] = (now, key, graph, members, start)
+
+    def _stored(self, key: str, graph) -> tuple[dict, dict] | None:
+        """(value, mapping of stored vertices onto ``graph``'s flows) of the stored entry isomorphic to
+        ``graph``, or None."""
+        for stored, value in self.memo.candidates(self.fingerprint, key):
+            mapping = match(self._stored_graph(stored), graph)
+            if mapping is not None:
+                return value, mapping
+        return None
+
+    def _stored_graph(self, text: str):
+        """The FCG of a stored entry (parsed once per run: a pattern is looked up many times)."""
+        if text not in self._parsed:
+            self._parsed[text] = from_json(text)
+        return self._parsed[text]
 
     def _apply(self, part, members, value, mapping, now, horizon) -> bool:
         """Use a stored transient if every flow has room for it and no known start falls inside it."""
@@ -210,7 +227,8 @@ class WormholeController:
                 for f in sorted(members)
             ],
         }
-        self.memo.insert(self.fingerprint, key, graph, value)
+        if self._stored(key, graph) is None:
+            self.memo.insert(self.fingerprint, key, to_json(graph), value)  # the first of several alike is kept
 
     def _progress(self, f: int, sent: int, acked: int, queued: int) -> int:
         """Bytes a jump over the transient credits flow ``f``, which had sent ``sent`` and got ``acked`` at its

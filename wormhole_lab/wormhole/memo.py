@@ -11,6 +11,9 @@ An entry whose checksum does not match, or that another engine version wrote, is
 the same way. Writers use WAL mode, single-statement transactions and a busy timeout, so several
 processes may share one file; when another writer holds the file locked for longer than the timeout,
 lookups go on and this run's new entries are not stored (reported once).
+
+Each key is read from the file once per run and kept (with this run's own inserts) for the run's
+later lookups, so entries that another process adds during the run are seen by the next run.
 """
 
 import hashlib
@@ -86,6 +89,7 @@ class MemoDB:
         self.foreign_entries = self.skipped_inserts = 0
         self.read_only = False  # set when another writer kept the file locked: lookups only
         self.conn = None
+        self._cache: dict[tuple[str, str], list[tuple[str, dict]]] = {}
         self._usable = False
         self._warned_entries = False
         timeout = BUSY_TIMEOUT_S if timeout is None else timeout
@@ -156,7 +160,11 @@ class MemoDB:
 
     def candidates(self, fingerprint: str, key: str) -> list[tuple[str, dict]]:
         """(graph json, value) of every intact entry under this key."""
-        self.lookups += 1
+        if (fingerprint, key) not in self._cache:
+            self._cache[fingerprint, key] = self._read(fingerprint, key)
+        return self._cache[fingerprint, key]
+
+    def _read(self, fingerprint: str, key: str) -> list[tuple[str, dict]]:
         if self.conn is None:
             return []
         try:
@@ -217,6 +225,7 @@ class MemoDB:
             self.skipped_inserts += 1
             return
         self.inserts += 1
+        self._cache.setdefault((fingerprint, key), []).append((graph, json.loads(text)))
 
     def size_bytes(self) -> int:
         """The DB file plus its write-ahead log (SQLite folds the log into the file at checkpoints)."""
