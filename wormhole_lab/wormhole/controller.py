@@ -18,9 +18,9 @@ from wormhole_lab.engine.nic import window_bound
 from wormhole_lab.engine.packets import queued_payload
 from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
-from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, to_json
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
+from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 
@@ -65,11 +65,18 @@ class WormholeController:
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
-        self.fingerprint = config_fingerprint(engine_config)
-        self.hops = self._path_shapes() if self.memo else []
-        self.line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
+        if self.memo is not None:
+            line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
+            self.lookup = PatternLookup(
+                self.memo,
+                config_fingerprint(engine_config),
+                self.ff.data_ports,
+                self.ff.ack_ports,
+                self.port_sets,
+                self._path_shapes(),
+                line_bps,
+            )
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
-        self._parsed: dict = {}
 
     def _path_shapes(self) -> list[str]:
         """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
@@ -152,45 +159,23 @@ class WormholeController:
         self.state.parts[part, :] = 0
         self.state.parts[part, L.PA_CHANGED_AT] = t
 
-    def _graph(self, members):
-        rates = {f: self.state.fl[f, L.FL_RATE] for f in members}
-        line = {f: int(self.line_bps[f]) for f in members}
-        hops = {f: self.hops[f] for f in members}
-        return conflict_graph(members, {f: self.port_sets[f] for f in members}, rates, line, hops)
-
     def _formed(self, part: int, now: int, horizon: int) -> None:
         """A partition changed: take its transient from the memo DB, or start watching it for one."""
         self.pending.pop(part, None)
         if self.memo is None or not self.memo.usable:
             return
+        fl = self.state.fl
         members = frozenset(self.partitions.flows[part])
-        graph = self._graph(members)
-        key = canonical_key(graph)
+        rates = {f: int(fl[f, L.FL_RATE]) for f in members}
         self.memo.lookups += 1
-        found = self._stored(key, graph)
+        key, found = self.lookup.find(members, rates)
         if found is not None and self._apply(part, members, *found, now, horizon):
             self.memo.hits += 1
             return
         self.memo.misses += 1
         if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            fl = self.state.fl
             start = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in members}
-            self.pending[part] = (now, key, graph, members, start)
-
-    def _stored(self, key: str, graph) -> tuple[dict, dict] | None:
-        """(value, mapping of stored vertices onto ``graph``'s flows) of the stored entry isomorphic to
-        ``graph``, or None."""
-        for stored, value in self.memo.candidates(self.fingerprint, key):
-            mapping = match(self._stored_graph(stored), graph)
-            if mapping is not None:
-                return value, mapping
-        return None
-
-    def _stored_graph(self, text: str):
-        """The FCG of a stored entry (parsed once per run: a pattern is looked up many times)."""
-        if text not in self._parsed:
-            self._parsed[text] = from_json(text)
-        return self._parsed[text]
+            self.pending[part] = (now, key, rates, members, start)
 
     def _apply(self, part, members, value, mapping, now, horizon) -> bool:
         """Use a stored transient if every flow has room for it and no known start falls inside it."""
@@ -209,7 +194,7 @@ class WormholeController:
 
     def _record(self, part: int, now: int) -> None:
         """The watched transient of ``part`` has converged: store what it produced."""
-        t0, key, graph, members, start = self.pending.pop(part)
+        t0, key, rates, members, start = self.pending.pop(part)
         if members != frozenset(self.partitions.flows[part]) or now <= t0:
             return
         s = self.state
@@ -227,8 +212,7 @@ class WormholeController:
                 for f in sorted(members)
             ],
         }
-        if self._stored(key, graph) is None:
-            self.memo.insert(self.fingerprint, key, to_json(graph), value)  # the first of several alike is kept
+        self.lookup.store(key, members, rates, value)
 
     def _progress(self, f: int, sent: int, acked: int, queued: int) -> int:
         """Bytes a jump over the transient credits flow ``f``, which had sent ``sent`` and got ``acked`` at its

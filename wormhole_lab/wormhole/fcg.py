@@ -15,11 +15,14 @@ from networkx.algorithms.isomorphism import GraphMatcher
 RATE_LEVELS = 20  # rates are compared in steps of 1/20 of the line rate
 
 
+def rate_level(rate_bps, line_bps) -> int:
+    return round(rate_bps / line_bps * RATE_LEVELS)
+
+
 def conflict_graph(members, flow_ports: dict, rate_bps: dict, line_bps: dict, hops: dict) -> nx.Graph:
     graph = nx.Graph()
     for f in members:
-        level = round(rate_bps[f] / line_bps[f] * RATE_LEVELS)
-        graph.add_node(f, label=f"{level}/{hops[f]}/{line_bps[f]}")
+        graph.add_node(f, label=f"{rate_level(rate_bps[f], line_bps[f])}/{hops[f]}/{line_bps[f]}")
     members = sorted(members)
     for i, f in enumerate(members):
         for g in members[i + 1 :]:

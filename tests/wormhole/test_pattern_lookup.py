@@ -1,0 +1,63 @@
+"""Pattern lookup: the layout cache gives what the hash and isomorphism give, and forgets misses on a store."""
+
+import numpy as np
+import pytest
+
+from wormhole_lab.wormhole import pattern_lookup
+from wormhole_lab.wormhole.fcg import match
+from wormhole_lab.wormhole.memo import MemoDB
+from wormhole_lab.wormhole.pattern_lookup import PatternLookup
+
+LINE = 100_000_000_000
+# flows 0-2 and 3-5 are the same 3-flow incast on the same ports (two iterations of a collective); flows 6-8
+# are an incast on other ports with a different ACK path for one flow (another pattern)
+DATA = [[1, 9], [2, 9], [3, 9]] * 2 + [[4, 8], [5, 8], [6, 8]]
+ACK = [[7, 11], [7, 12], [7, 13]] * 2 + [[0, 14], [0, 15], [0, 15, 16]]
+
+
+@pytest.fixture
+def lookup(tmp_path):
+    data = [np.array(p) for p in DATA]
+    ack = [np.array(p) for p in ACK]
+    port_sets = [set(d.tolist()) | set(a.tolist()) for d, a in zip(data, ack, strict=True)]
+    hops = [f"{len(d)}+{len(a)}" for d, a in zip(data, ack, strict=True)]
+    memo = MemoDB(tmp_path / "memo.sqlite", "test")
+    yield PatternLookup(memo, "fp", data, ack, port_sets, hops, [LINE] * len(DATA))
+    memo.close()
+
+
+def value(flows):
+    return {"t_conv": 1, "flows": [{"bytes": f} for f in sorted(flows)]}
+
+
+def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup, monkeypatch):
+    rates = dict.fromkeys(range(9), LINE)
+    key, found = lookup.find({0, 1, 2}, rates)
+    assert found is None
+    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    calls = []
+    monkeypatch.setattr(pattern_lookup, "match", lambda *a: calls.append(a) or match(*a))
+    key2, (stored, mapping) = lookup.find({3, 4, 5}, rates)
+    assert key2 == key and stored == value({0, 1, 2}) and len(calls) == 1
+    # stored vertex i was flow i; the same position on the same ports is flow i + 3
+    assert mapping == {0: 3, 1: 4, 2: 5}
+    assert lookup.find({5, 3, 4}, rates)[1][1] == mapping and len(calls) == 1  # from the layout cache
+
+
+def test_another_pattern_is_not_found_and_a_miss_is_forgotten_once_something_is_stored(lookup):
+    rates = dict.fromkeys(range(9), LINE)
+    key, _ = lookup.find({0, 1, 2}, rates)
+    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    assert lookup.find({6, 7, 8}, rates)[1] is None
+    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2})[1] is None  # a different rate level
+    other, _ = lookup.find({6, 7, 8}, rates)
+    lookup.store(other, {6, 7, 8}, rates, value({6, 7, 8}))
+    assert lookup.find({6, 7, 8}, rates)[1] is not None
+
+
+def test_a_pattern_stored_twice_is_kept_once(lookup):
+    rates = dict.fromkeys(range(9), LINE)
+    key, _ = lookup.find({0, 1, 2}, rates)
+    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    lookup.store(key, {3, 4, 5}, rates, value({3, 4, 5}))
+    assert lookup.memo.inserts == 1

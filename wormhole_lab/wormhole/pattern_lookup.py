@@ -1,0 +1,81 @@
+"""Finding a partition's stored transient: its FCG, the canonical key, the memo DB's entries under that key
+and a labelled isomorphism that maps a stored entry onto the partition's flows.
+
+The partitions of a training job repeat on the same ports (every layer's all-to-all runs on the same
+NICs and switch ports), so each outcome is also kept for the run by the partition's port layout: the
+flows' port sets and rate levels in a canonical order. A layout seen before needs neither the hash nor
+the isomorphism: the stored mapping carries over position by position (flows with equal paths and rate
+levels are interchangeable). Layouts found in no entry are forgotten whenever an entry is stored.
+"""
+
+import numpy as np
+
+from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, rate_level, to_json
+
+
+class PatternLookup:
+    """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``data_ports`` and
+    ``ack_ports`` (its paths), ``port_sets`` (the ports of both), ``hops`` (path shape label) and ``line_bps``
+    (its NIC's rate)."""
+
+    def __init__(self, memo, fingerprint: str, data_ports, ack_ports, port_sets, hops, line_bps):
+        self.memo = memo
+        self.fingerprint = fingerprint
+        self.data_ports = data_ports
+        self.ack_ports = ack_ports
+        self.port_sets = port_sets
+        self.hops = hops
+        self.line_bps = np.asarray(line_bps)
+        self._layouts: dict[tuple, tuple[str, tuple | None]] = {}
+        self._port_tuples: dict[int, tuple] = {}
+        self._parsed: dict = {}
+
+    def find(self, members, rates: dict) -> tuple[str, tuple[dict, dict] | None]:
+        """(key, found) for the partition of flows ``members`` sending at ``rates`` (bit/s per flow);
+        found is (stored value, mapping of stored vertex index -> flow) or None."""
+        order = sorted(members, key=lambda f: (self._ports(f), rate_level(rates[f], self.line_bps[f])))
+        layout = tuple((self._ports(f), rate_level(rates[f], self.line_bps[f])) for f in order)
+        known = self._layouts.get(layout)
+        if known is None:
+            graph = self.graph(members, rates)
+            key = canonical_key(graph)
+            found = self._stored(key, graph)
+            position = {f: i for i, f in enumerate(order)}
+            known = (key, None if found is None else (found[0], {i: position[f] for i, f in found[1].items()}))
+            self._layouts[layout] = known
+        key, stored = known
+        if stored is None:
+            return key, None
+        value, positions = stored
+        return key, (value, {i: order[p] for i, p in positions.items()})
+
+    def store(self, key: str, members, rates: dict, value: dict) -> None:
+        """Insert an entry for the partition (``value`` lists its flows in ascending id order), unless an
+        isomorphic one is stored already: the first of several alike is kept."""
+        graph = self.graph(members, rates)
+        if self._stored(key, graph) is None:
+            self.memo.insert(self.fingerprint, key, to_json(graph), value)
+            self._layouts = {layout: known for layout, known in self._layouts.items() if known[1] is not None}
+
+    def graph(self, members, rates: dict):
+        return conflict_graph(
+            members,
+            {f: self.port_sets[f] for f in members},
+            rates,
+            {f: int(self.line_bps[f]) for f in members},
+            {f: self.hops[f] for f in members},
+        )
+
+    def _ports(self, f: int) -> tuple:
+        if f not in self._port_tuples:
+            self._port_tuples[f] = (tuple(self.data_ports[f].tolist()), tuple(self.ack_ports[f].tolist()))
+        return self._port_tuples[f]
+
+    def _stored(self, key: str, graph) -> tuple[dict, dict] | None:
+        for text, value in self.memo.candidates(self.fingerprint, key):
+            if text not in self._parsed:
+                self._parsed[text] = from_json(text)
+            mapping = match(self._parsed[text], graph)
+            if mapping is not None:
+                return value, mapping
+        return None
