@@ -94,19 +94,24 @@ class WormholeController:
         g[L.G_FLOW_LOG_N] = 0
         g[L.G_LOG_DUE] = 0
         log = self.state.flow_log[:n].tolist()
-        # a flow that started and completed since the last look never needs a partition of its own
+        # a flow that started and completed since the last look never needs a partition of its own; the
+        # partitions it touched restart their steady test at its completion, as if it had been placed
         started_here = {f for f, _, started in log if started}
         passed = {f for f, _, started in log if not started and f in started_here}
-        changed = set()
+        changed: dict[int, int] = {}  # partition -> time of its last change
         for f, t, started in log:
             if f not in passed:
-                changed |= self._flow_event(f, t, started, now)
+                changed.update(dict.fromkeys(self._flow_event(f, t, started, now), t))
             elif not started:
-                self._passed(f, t)
-        # one memo lookup per partition as it stands now: flows that start together (a collective) form one
-        for part in sorted(changed):
-            if part in self.partitions.flows:
-                self._formed(part, now, horizon)
+                changed.update(dict.fromkeys(self.partitions.touched_by(f), t))
+                self.state.fl[f, L.FL_PART] = -1
+        # each changed partition is written once, as it stands now (a collective's flows start together), and
+        # its steady test restarts at its last change, as if it had been written at each one
+        alive = sorted(part for part in changed if part in self.partitions.flows)
+        for part in alive:
+            self._assign(part, changed[part])
+        for part in alive:
+            self._formed(part, now, horizon)
         if steady:
             if n:  # the candidates were marked before the logged flows had their partitions
                 s = self.state
@@ -124,7 +129,6 @@ class WormholeController:
                     self.ff.skip_back(part, now)
                 self.ff.finish(part, now)
             part, _ = self.partitions.add(f)
-            self._assign(part, t)
             changed = {part}
         else:
             self.ff.finish(self.partitions.of_flow[f], now)
@@ -137,17 +141,8 @@ class WormholeController:
             ]
             self.state.pt[released, L.PT_PART] = -1
             changed = {q for q in [part, *split_off] if q in self.partitions.flows}
-            for q in changed:
-                self._assign(q, t)
         self.partition_log.append((t, len(self.partitions.flows)))
         return changed
-
-    def _passed(self, f: int, t: int) -> None:
-        """Flow ``f`` came and went between two looks: the partitions it touched restart their steady test at
-        its completion ``t``, as they would after it had been placed and removed."""
-        self.state.fl[f, L.FL_PART] = -1
-        for part in self.partitions.touched_by(f):
-            self._assign(part, t)
 
     def _assign(self, part: int, t: int) -> None:
         """Write the partition's id into its flows and ports; its steady test restarts from ``t``."""
