@@ -1,7 +1,7 @@
 """The memo database: an SQLite file mapping (configuration fingerprint, FCG key) to a transient's outcome.
 
 Each entry holds the FCG (to confirm a hit by isomorphism), the convergence time, and per stored flow
-the bytes it sent during the transient, its converged goodput and the CCA state to resume from. Rows
+the bytes a jump over the transient credits it (see the controller), its converged goodput and the CCA state to resume from. Rows
 carry the engine version and a checksum over all their fields; the file carries its schema version.
 
 Trust: a file that cannot be read, fails SQLite's page-level check (a cut or scrambled file), or comes
