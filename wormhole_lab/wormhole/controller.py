@@ -1,8 +1,8 @@
 """The Wormhole kernel's Python side: what happens at the engine's stops in ``mode="wormhole"``.
 
 The engine logs flow starts and completions and returns when they must be placed in partitions (a new
-flow touches a fast-forwarded partition, which skips back; with a memo DB, every time) and when a
-partition turned steady (place the logged flows, then fast-forward it). Everything else runs in the
+flow touches a fast-forwarded partition, which skips back; with a memo DB, after every instant with a
+flow event, so that each new partition is looked up) and when a partition turned steady (place the logged flows, then fast-forward it). Everything else runs in the
 compiled kernel.
 """
 
@@ -164,7 +164,7 @@ class WormholeController:
         rates = {f: int(fl[f, L.FL_RATE]) for f in members}
         self.memo.lookups += 1
         key, found = self.lookup.find(members, rates)
-        if found is not None and self._apply(part, members, *found, now, horizon):
+        if found is not None and self._apply(part, *found, now, horizon):
             self.memo.hits += 1
             return
         self.memo.misses += 1
@@ -172,7 +172,7 @@ class WormholeController:
             start = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in members}
             self.pending[part] = (now, key, rates, members, start)
 
-    def _apply(self, part, members, value, mapping, now, horizon) -> bool:
+    def _apply(self, part, value, mapping, now, horizon) -> bool:
         """Use a stored transient if every flow has room for it and no known start falls inside it."""
         t_conv, fl = value["t_conv"], self.state.fl
         if self.ff.next_known_start(self.partitions.ports(part), now) < now + t_conv:
