@@ -2,8 +2,8 @@
 
 The engine logs flow starts and completions and returns when they must be placed in partitions (a new
 flow touches a fast-forwarded partition, which skips back; with a memo DB, after every instant with a
-flow event, so that each new partition is looked up) and when a partition turned steady (place the logged flows, then fast-forward it). Everything else runs in the
-compiled kernel.
+flow event, so that each new partition is looked up) and when a partition turned steady (place the
+logged flows, then fast-forward it). Everything else runs in the compiled kernel.
 """
 
 import hashlib

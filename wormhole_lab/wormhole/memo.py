@@ -1,8 +1,9 @@
 """The memo database: an SQLite file mapping (configuration fingerprint, FCG key) to a transient's outcome.
 
 Each entry holds the FCG (to confirm a hit by isomorphism), the convergence time, and per stored flow
-the bytes a jump over the transient credits it (see the controller), its converged goodput and the CCA state to resume from. Rows
-carry the engine version and a checksum over all their fields; the file carries its schema version.
+the bytes a jump over the transient credits it (see the controller), its converged goodput and the
+CCA state to resume from. Rows carry the engine version and a checksum over all their fields; the file
+carries its schema version.
 
 Trust: a file that cannot be read, fails SQLite's page-level check (a cut or scrambled file), or comes
 from another schema is reported (``MemoWarning``) and not used: the run continues without memoization.
