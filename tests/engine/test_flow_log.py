@@ -14,12 +14,12 @@ from wormhole_lab.workload.flows import make_flows
 N_FLOWS = 6
 
 
-def short_flows_state(eager: bool, log_rows: int | None = None):
-    """Six staggered 20 kB flows into one host: too short for any steady window."""
+def short_flows_state(eager, log_rows: int | None = None, stagger_ps: int = 3_000_000):
+    """Six staggered 20 kB flows into one host: too short for any steady window. ``eager``: per flow or all."""
     hosts = np.arange(1, N_FLOWS + 1)
-    flows = make_flows(hosts, np.zeros(N_FLOWS, dtype=int), np.full(N_FLOWS, 20_000), (hosts - 1) * 3_000_000)
+    flows = make_flows(hosts, np.zeros(N_FLOWS, dtype=int), np.full(N_FLOWS, 20_000), (hosts - 1) * stagger_ps)
     state = prepare(Scenario(star(N_FLOWS + 1), flows, preset("hp"), telemetry=Telemetry.off())).state
-    state.attach_partitions(1_000_000, 50, 0.05, eager=eager)
+    state.attach_partitions(1_000_000, 50, 0.05, np.broadcast_to(eager, N_FLOWS))
     if log_rows is not None:
         state.flow_log = np.zeros((log_rows, L.FLOG_N), dtype=np.int64)
     return state
@@ -59,6 +59,19 @@ def test_eager_runs_return_at_every_flow_event():
     stops, rows = run_collecting(state)
     assert stops == ["flow_event"] * (2 * N_FLOWS) + ["all_done"]
     check_log(state, rows)
+
+
+def test_only_the_events_of_eager_flows_make_the_kernel_return():
+    state = short_flows_state(eager=np.isin(np.arange(N_FLOWS), [1, 4]))
+    stops, rows = run_collecting(state)
+    assert stops == ["flow_event"] * 4 + ["all_done"]
+    check_log(state, rows)
+
+
+def test_flows_that_start_at_the_same_instant_come_back_in_one_return():
+    state = short_flows_state(eager=True, stagger_ps=0)
+    advance(state, 10**12)
+    assert state.g[L.G_FLOW_LOG_N] == N_FLOWS and state.flow_log[:N_FLOWS, L.FLOG_STARTED].all()
 
 
 @pytest.mark.parametrize("rows", [1, 4, 5])

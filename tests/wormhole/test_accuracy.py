@@ -10,6 +10,7 @@ from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.wormhole.controller import WormholeConfig
 
 
 def both(scenario):
@@ -37,17 +38,21 @@ def test_lone_long_flow_is_fast_forwarded_accurately(cca, size):
     assert 0.5 < float(wormhole["time_fastforward_fraction"][0]) < 1
 
 
-def test_random_short_flows_never_steady_give_identical_results():
+@pytest.mark.parametrize("memo", [False, True])
+def test_random_short_flows_never_steady_give_identical_results(memo, tmp_path):
     rng = np.random.default_rng(5)
     n = 60
     src = rng.integers(0, 8, n)
     dst = (src + rng.integers(1, 8, n)) % 8
     start = np.sort(rng.integers(0, 200, n)) * 1_000_000
     flows = make_flows(src, dst, rng.integers(2_000, 40_000, n), start)
-    packet, wormhole = both(Scenario(leaf_spine(4, 2, 2), flows, preset("dcqcn")))
+    config = WormholeConfig(memo=str(tmp_path / "memo.sqlite") if memo else None)
+    packet, wormhole = both(Scenario(leaf_spine(4, 2, 2), flows, preset("dcqcn"), wormhole=config))
     assert wormhole.attrs["skips"] == 0
     np.testing.assert_array_equal(packet["fct"].values, wormhole["fct"].values)
     np.testing.assert_array_equal(packet["port_queue"].values, wormhole["port_queue"].values)
+    if memo:  # no flow could outlast a steady window: no lookups, and no return to Python at each flow event
+        assert wormhole.attrs["memo_lookups"] == 0
 
 
 def test_a_dependent_flow_interrupts_a_skip_and_the_partition_skips_back():

@@ -48,7 +48,8 @@ def test_after_every_stop_the_placed_flows_are_the_active_ones_in_exact_partitio
 def test_lazy_placement_gives_the_same_results_as_placing_every_flow_at_once(monkeypatch):
     lazy = Simulation(mixed_flows(), mode="wormhole").run()
     attach = EngineState.attach_partitions
-    monkeypatch.setattr(EngineState, "attach_partitions", lambda self, *a, eager: attach(self, *a, eager=True))
+    every_flow = lambda self, *a: attach(self, *a[:3], np.ones(len(a[3]), bool))  # noqa: E731
+    monkeypatch.setattr(EngineState, "attach_partitions", every_flow)
     eager = Simulation(mixed_flows(), mode="wormhole").run()
     assert lazy.attrs["skips"] == eager.attrs["skips"] > 0 and lazy.attrs["skip_backs"] == eager.attrs["skip_backs"] > 0
     np.testing.assert_array_equal(lazy["fct"].values, eager["fct"].values)

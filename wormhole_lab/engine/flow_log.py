@@ -2,18 +2,18 @@
 
 Returning to Python at every flow event costs more than the events between them when flows are
 short and many. So the kernel logs them and returns only when the layer above must act now: the log
-is full; the run asked for every event (``CI_FLOW_EVENTS_EAGER``: memo lookups need a partition as it
-forms; the kernel then returns once the other events of that instant have run, so that flows starting
-together, as in a collective, form their partition in one step); or a starting flow touches a
-partition that is being fast-forwarded (it must skip back to this moment). Otherwise the log waits
-until a partition may be steady once the logged flows are placed.
+is full; a flow marked ``FL_EAGER`` started or completed (memo lookups need a partition as it forms;
+the kernel returns once the other events of that instant have run, so that flows starting together,
+as in a collective, form their partition in one step); or a starting flow touches a partition that is
+being fast-forwarded (it must skip back to this moment). Otherwise the log waits until a partition may
+be steady once the logged flows are placed.
 """
 
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
-    CI_FLOW_EVENTS_EAGER,
     FL_APATH_BEGIN,
     FL_APATH_LEN,
+    FL_EAGER,
     FL_PART,
     FL_PATH_BEGIN,
     FL_PATH_LEN,
@@ -42,7 +42,7 @@ def _touches_skip(pt, parts, path_ports, begin, length, now):
 
 
 @kernel
-def record(g, pt, fl, ci, parts, path_ports, flow_log):
+def record(g, pt, fl, parts, path_ports, flow_log):
     """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now."""
     f = g[G_FLOW_EVENT]
     now = g[G_NOW]
@@ -63,6 +63,6 @@ def record(g, pt, fl, ci, parts, path_ports, flow_log):
         p = fl[f, FL_PART]
         if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
             parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
-    if ci[CI_FLOW_EVENTS_EAGER] == 1:
+    if fl[f, FL_EAGER] == 1:
         g[G_LOG_DUE] = 1
     return n + 1 == flow_log.shape[0]

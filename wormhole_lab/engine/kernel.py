@@ -78,7 +78,7 @@ def run_until(
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
-        if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, ci, parts, path_ports, flow_log):
+        if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, parts, path_ports, flow_log):
             return STOP_FLOW_EVENT
         if g[G_LOG_DUE] and (g[G_HEAP_SIZE] == 0 or heap[0, H_TIME] > g[G_NOW]):
             g[G_LOG_DUE] = 0

@@ -190,7 +190,8 @@ FL_SKIP_CURRENT = 52  # bytes credited by the skip in progress (telemetry spread
 FL_PKTS_SENT = 53  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
 FL_PKTS_DELIVERED = 54
 FL_PKTS_DROPPED = 55
-FL_HOP_BASE = 56  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FL_EAGER = 56  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
+FL_HOP_BASE = 57  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
 FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
 FL_N = FL_HOP_STAGE + INT_MAX_HOPS
@@ -245,7 +246,6 @@ CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mo
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
 CI_CHECK = 36  # 1: check invariants inside the kernel
 CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
-CI_FLOW_EVENTS_EAGER = 38  # partitioned runs, 1: return after every instant with a flow start or completion
 CI_N = 39
 
 CF_G = 0

@@ -88,15 +88,16 @@ class EngineState:
         self.ci[L.CI_SAMPLE_INTERVAL] = interval_ps
         push(self.g, self.heap, 0, L.EV_SAMPLE, 0, 0)
 
-    def attach_partitions(self, interval_ps: int, window: int, theta: float, eager: bool) -> None:
+    def attach_partitions(self, interval_ps: int, window: int, theta: float, eager: np.ndarray) -> None:
         """Turn on the steady-state test (every ``interval_ps``, over ``window`` samples, threshold ``theta``)
-        and the flow log a partitioning layer reads. ``eager``: return at every flow start or completion;
-        otherwise only when the log is full, a start touches a skipped partition, or a partition is steady."""
+        and the flow log a partitioning layer reads. The run returns at the start or completion of a flow in
+        ``eager`` (a boolean per flow); otherwise only when the log is full, a start touches a skipped
+        partition, or a partition is steady."""
         n = self.fl.shape[0]
         self.parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
         self.parts[n, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
         self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
-        self.ci[L.CI_FLOW_EVENTS_EAGER] = int(eager)
+        self.fl[:, L.FL_EAGER] = np.asarray(eager, dtype=bool)
         self.rate_ring = np.zeros((n, window), dtype=np.float64)
         self.una_ring = np.zeros((n, window), dtype=np.int64)
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps

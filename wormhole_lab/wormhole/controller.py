@@ -45,8 +45,13 @@ class WormholeController:
         self.state = state
         steady = config.steady.for_cca(engine_config)
         payload = engine_config.payload_bytes
-        # memo lookups need each partition as it forms; without them the kernel returns only when needed
-        state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager=config.memo is not None)
+        line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
+        # memo lookups need a partition as it forms. A partition is stored only once it stayed unchanged for a
+        # steady window, which a flow that empties sooner at line rate mostly prevents: the lookups follow the
+        # flows that can outlast a window (short flows, as in random traffic, would cost a return each)
+        window_ps = (steady.window - 1) * steady.interval_ps
+        eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= window_ps if config.memo else np.zeros(len(flows), bool)
+        state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
         self.ff = FastForward(
             state,
             flows,
@@ -66,7 +71,6 @@ class WormholeController:
         self.steady_entries = 0
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
         if self.memo is not None:
-            line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
             self.lookup = PatternLookup(
                 self.memo,
                 config_fingerprint(engine_config),
@@ -111,7 +115,10 @@ class WormholeController:
         for part in alive:
             self._assign(part, changed[part])
         for part in alive:
-            self._formed(part, now, horizon)
+            if changed[part] == now:
+                self._formed(part, now, horizon)
+            else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
+                self.pending.pop(part, None)
         if steady:
             if n:  # the candidates were marked before the logged flows had their partitions
                 s = self.state
