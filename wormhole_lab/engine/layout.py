@@ -25,7 +25,7 @@ G_VIOLATION = 15  # invariant checking: VIOLATION_* code of the first violation,
 G_VIOLATION_AT = 16  # its time, ps
 G_VIOLATION_WHERE = 17  # the port (or packet) involved
 G_FLOW_LOG_N = 18  # partitioned runs: rows of the flow log not yet taken by the layer above
-G_LOG_DUE = 19  # eager partitioned runs: 1 when the log must be taken once this nanosecond's events are done
+G_LOG_DUE = 19  # partitioned runs: 1 when an FL_EAGER flow's event must be taken once this instant's events ran
 G_N = 20
 
 VIOLATION_TIME_BACKWARDS = 1
@@ -246,7 +246,7 @@ CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mo
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
 CI_CHECK = 36  # 1: check invariants inside the kernel
 CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
-CI_N = 39
+CI_N = 38
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1

@@ -2,8 +2,8 @@
 and a labelled isomorphism that maps a stored entry onto the partition's flows.
 
 The partitions of a training job repeat on the same ports (every layer's all-to-all runs on the same
-NICs and switch ports), so each outcome is also kept for the run by the partition's port layout: the
-flows' port sets and rate levels in a canonical order. A layout seen before needs neither the hash nor
+NICs and switch ports), so each outcome is also kept for the run by the partition's layout: the flows'
+paths and rate levels in a canonical order. A layout seen before needs neither the hash nor
 the isomorphism: the stored mapping carries over position by position (flows with equal paths and rate
 levels are interchangeable). Layouts found in no entry are forgotten whenever an entry is stored.
 """
