@@ -9,8 +9,10 @@ import pytest
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
-from wormhole_lab.topology.builders import star
+from wormhole_lab.topology.builders import rail_optimized, star
 from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.workload.llm import training_iteration
+from wormhole_lab.workload.models import get_model, placement_for
 from wormhole_lab.wormhole.controller import WormholeConfig
 from wormhole_lab.wormhole.memo import MemoWarning
 
@@ -58,14 +60,15 @@ def test_flows_that_start_together_are_looked_up_once_as_one_partition(rounds_sc
 
 
 def test_a_jump_leaves_a_paced_flow_where_its_transient_left_it(tmp_path):
-    """TIMELY paces its flows and keeps deep queues. A jump that credited the bytes acknowledged during the
-    transient left jumped flows behind (0.46 % mean); one that credited the bytes sent gave the lost queue
-    away (6.6 % fast). Sent minus queued: 0.18 %."""
-    scenario = incast_rounds("timely")
+    """MoE-8x7B with 2 layers on 64 GPUs, HPCC: each expert all-to-all after the first is a hit. A jump that
+    credited the bytes acknowledged during the transient, not those sent, lost the pipe the transient had
+    filled: every jumped flow came out about 1 % slow (mean 1.07 % against memo off; now 0.07 %)."""
+    flows = training_iteration(get_model("MoE-8x7B").replace(layers=2), placement_for("MoE-8x7B", 64))
+    scenario = Scenario(rail_optimized(8, 8), flows, preset("hp"), telemetry=Telemetry.off())
     with_memo = run(scenario, str(tmp_path / "memo.sqlite"))
-    assert with_memo.attrs["memo_hits"] >= 4
-    error = np.abs(with_memo["fct"].values / run(scenario, None)["fct"].values - 1)
-    assert error.mean() < 0.003 and error.max() < 0.01
+    assert with_memo.attrs["memo_hits"] >= 100
+    error = with_memo["fct"].values / run(scenario, None)["fct"].values - 1
+    assert np.abs(error).mean() < 0.003 and abs(error.mean()) < 0.002
 
 
 def test_a_hit_goes_on_as_a_fast_forward_at_the_stored_goodput(rounds_scenario, memo_off, tmp_path):

@@ -66,7 +66,7 @@ FLOW_START_HOPS = 2
 @kernel
 def run_until(
     g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, tel_time, tel_port, tel_flow,
-    sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, una_ring, flow_log, t_stop,
+    sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, seq_ring, flow_log, t_stop,
 ):  # fmt: skip
     """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return.
 
@@ -135,7 +135,7 @@ def run_until(
         elif kind == EV_SAMPLE:
             sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
         elif kind == EV_STEADY_SAMPLE:
-            if steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, now):
+            if steady_sample(g, heap, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
                 return STOP_STEADY
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow

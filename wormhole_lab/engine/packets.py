@@ -1,17 +1,7 @@
 """The packet pool (rows of ``pk`` linked through a free list) and per-port FIFOs."""
 
 from wormhole_lab.engine.jit import kernel
-from wormhole_lab.engine.layout import (
-    G_FREE_COUNT,
-    G_FREE_HEAD,
-    G_PKTS_IN_USE,
-    KIND_DATA,
-    PK_FLOW,
-    PK_INPORT,
-    PK_KIND,
-    PK_NEXT,
-    PK_PAYLOAD,
-)
+from wormhole_lab.engine.layout import G_FREE_COUNT, G_FREE_HEAD, G_PKTS_IN_USE, PK_INPORT, PK_NEXT
 
 
 @kernel
@@ -57,15 +47,3 @@ def fifo_pop(pt, pk, port, head_col):
             pt[port, head_col + 1] = -1
         pk[k, PK_NEXT] = -1
     return k
-
-
-@kernel
-def queued_payload(pt, pk, ports, head_col, per_flow):
-    """Add to ``per_flow[f]`` the payload bytes of flow f's data packets waiting in the FIFOs ``head_col`` of
-    ``ports``."""
-    for port in ports:
-        k = pt[port, head_col]
-        while k >= 0:
-            if pk[k, PK_KIND] == KIND_DATA:
-                per_flow[pk[k, PK_FLOW]] += pk[k, PK_PAYLOAD]
-            k = pk[k, PK_NEXT]

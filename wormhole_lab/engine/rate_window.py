@@ -1,16 +1,19 @@
 """The steady-state test inside the kernel: a sliding window of each active flow's sending rate.
 
-Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged of every
-active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
-rates is below theta; a partition (the group id ``FL_PART`` given by the layer above) is a candidate
-for fast-forwarding when all its flows are steady over windows that began after its last change.
-``FF_GOODPUT`` is the window's mean goodput, the rate at which a skip credits bytes.
+Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged and sent of
+every active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
+rates is below theta, and its bytes in flight held still over the newer half of the window (a queue that
+fills or drains makes the goodput differ from what the flow sends). A partition (the group id ``FL_PART``
+given by the layer above) is a candidate for fast-forwarding when all its flows are steady over windows
+that began after its last change. ``FF_GOODPUT`` is the goodput over the newer half of the window, the
+rate at which a skip credits bytes.
 """
 
 from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CF_THETA,
+    CI_PAYLOAD,
     CI_STEADY_INTERVAL,
     CI_STEADY_WINDOW,
     EV_STEADY_SAMPLE,
@@ -19,6 +22,7 @@ from wormhole_lab.engine.layout import (
     FL_RATE,
     FL_RING_N,
     FL_RING_POS,
+    FL_SND_NXT,
     FL_SND_UNA,
     FL_STEADY,
     G_N_ACTIVE,
@@ -33,12 +37,13 @@ from wormhole_lab.engine.layout import (
 
 
 @kernel
-def _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f):
+def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
     """Push one sample and recompute the flow's steady flag and window goodput."""
     window = ci[CI_STEADY_WINDOW]
     pos = fl[f, FL_RING_POS]
     rate_ring[f, pos] = fl[f, FL_RATE]
-    una_ring[f, pos] = fl[f, FL_SND_UNA]
+    seq_ring[f, pos, 0] = fl[f, FL_SND_UNA]
+    seq_ring[f, pos, 1] = fl[f, FL_SND_NXT]
     fl[f, FL_RING_POS] = (pos + 1) % window
     n = min(fl[f, FL_RING_N] + 1, window)
     fl[f, FL_RING_N] = n
@@ -60,26 +65,31 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f):
         elif i >= window - half:
             newer += r
     mean = (older + newer) / (2 * half)
-    # besides the paper's spread test, a trend test: a rate still converging slowly (HPCC's additive
-    # increase, DCQCN's recovery) stays within theta over a window yet moves steadily; its two halves differ
-    drift = abs(newer - older) / half
-    if mean > 0 and (hi - lo) / mean < cf[CF_THETA] and drift / mean < cf[CF_THETA] / 10:
-        fl[f, FL_STEADY] = 1
     # goodput over the newer half of the window: ACKs lag the sending rate by an RTT, so the older half
     # may still reflect the rate before the window began
-    back = window // 2
-    older = una_ring[f, (fl[f, FL_RING_POS] - 1 - back) % window]
-    ff[f, FF_GOODPUT] = (fl[f, FL_SND_UNA] - older) / (back * ci[CI_STEADY_INTERVAL])
+    back = (pos - half) % window
+    acked = fl[f, FL_SND_UNA] - seq_ring[f, back, 0]
+    sent = fl[f, FL_SND_NXT] - seq_ring[f, back, 1]
+    ff[f, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
+    theta = cf[CF_THETA]
+    # besides the paper's spread test, a trend test: a rate still converging slowly (HPCC's additive
+    # increase, DCQCN's recovery) stays within theta over a window yet moves steadily; its two halves differ.
+    # And the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
+    # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
+    drift = abs(newer - older) / half
+    settled = abs(sent - acked) <= theta * acked + 2 * ci[CI_PAYLOAD]
+    if mean > 0 and (hi - lo) / mean < theta and drift / mean < theta / 10 and settled:
+        fl[f, FL_STEADY] = 1
 
 
 @kernel
-def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, una_ring, active, parts, now):
+def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
     """Sample every active flow of a partition that is not being skipped; then ``mark_candidates``."""
     for i in range(g[G_N_ACTIVE]):
         f = active[i]
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
-            _sample_flow(fl, ff, ci, cf, rate_ring, una_ring, f)
+            _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f)
     push(g, heap, now + ci[CI_STEADY_INTERVAL], EV_STEADY_SAMPLE, 0, 0)
     return mark_candidates(g, fl, ci, parts, active, now)
 

@@ -63,7 +63,7 @@ class EngineState:
     active: np.ndarray  # ids of the active flows, first g[G_N_ACTIVE] entries
     parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions
     rate_ring: np.ndarray  # [flow, l] recent sending rates for the steady-state test
-    una_ring: np.ndarray  # [flow, l] bytes acknowledged at the same samples
+    seq_ring: np.ndarray  # [flow, l, 2] bytes acknowledged and bytes sent at the same samples
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
 
     def arrays(self) -> tuple:
@@ -99,7 +99,7 @@ class EngineState:
         self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
         self.fl[:, L.FL_EAGER] = np.asarray(eager, dtype=bool)
         self.rate_ring = np.zeros((n, window), dtype=np.float64)
-        self.una_ring = np.zeros((n, window), dtype=np.int64)
+        self.seq_ring = np.zeros((n, window, 2), dtype=np.int64)
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps
         self.ci[L.CI_STEADY_WINDOW] = window
         self.cf[L.CF_THETA] = theta
@@ -355,6 +355,6 @@ def build_state(
         active=np.zeros(max(n_flows, 1), dtype=np.int64),
         parts=np.zeros((1, L.PA_N), dtype=np.int64),
         rate_ring=np.zeros((n_flows, 1), dtype=np.float64),
-        una_ring=np.zeros((n_flows, 1), dtype=np.int64),
+        seq_ring=np.zeros((n_flows, 1, 2), dtype=np.int64),
         flow_log=np.zeros((1, L.FLOG_N), dtype=np.int64),
     )

@@ -219,8 +219,8 @@ class FastForward:
     def _offset(self, part: int, dt: int, adv: np.ndarray, port_bytes: np.ndarray) -> None:
         s = self.state
         offset_partition(s.g, s.heap, s.pk, s.pt, s.fl, s.active, part, dt, adv, port_bytes)
-        # the steady-test window lives in the partition's own (shifted) timeline: its acked bytes move too
-        s.una_ring[adv != 0] += adv[adv != 0, None]
+        # the steady-test window lives in the partition's own (shifted) timeline: its sequence numbers move too
+        s.seq_ring[adv != 0] += adv[adv != 0, None, None]
 
     def _credit_ports(self, port_bytes: np.ndarray, f: int, nbytes: int) -> None:
         packets = nbytes // self.payload
