@@ -116,7 +116,7 @@ class LiveRun:
         windows = []
         for s in self.controller.ff.log if self.controller is not None else []:
             flows = tuple(sorted(int(f) for f in s.goodput))
-            memo_end = min(max(s.memo_until, s.start), s.end)
+            memo_end = min(s.memo_until, s.end)  # memo_until is never before the start
             if memo_end > s.start:
                 windows.append(SkipWindow(int(s.part), int(s.start), int(memo_end), True, flows))
             if s.end > memo_end:

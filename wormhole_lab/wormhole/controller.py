@@ -69,6 +69,7 @@ class WormholeController:
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
+        self.lookup = None
         if self.memo is not None:
             self.lookup = PatternLookup(
                 self.memo,

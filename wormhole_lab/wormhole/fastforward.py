@@ -252,7 +252,7 @@ class FastForward:
             self._account(skip)
 
     def _account(self, skip: Skip) -> None:
-        memo = max(0, min(skip.end, skip.memo_until) - skip.start)
+        memo = min(skip.end, skip.memo_until) - skip.start
         for f in skip.goodput:
             self.memo_time[f] += memo
             self.ff_time[f] += skip.end - skip.start - memo

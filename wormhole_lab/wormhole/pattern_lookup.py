@@ -33,8 +33,9 @@ class PatternLookup:
     def find(self, members, rates: dict) -> tuple[str, tuple[dict, dict] | None]:
         """(key, found) for the partition of flows ``members`` sending at ``rates`` (bit/s per flow);
         found is (stored value, mapping of stored vertex index -> flow) or None."""
-        order = sorted(members, key=lambda f: (self._ports(f), rate_level(rates[f], self.line_bps[f])))
-        layout = tuple((self._ports(f), rate_level(rates[f], self.line_bps[f])) for f in order)
+        entries = sorted((self._ports(f), rate_level(rates[f], self.line_bps[f]), f) for f in members)
+        order = [f for _, _, f in entries]
+        layout = tuple(entry[:2] for entry in entries)
         known = self._layouts.get(layout)
         if known is None:
             graph = self.graph(members, rates)
