@@ -15,6 +15,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     # flows: {htsim: traffic.cm, start_unit: us}       htsim connection matrix (start_unit: ps | ns | us)
     # flows: {permutation: {size: 1000000, seed: 1}}   every host sends to another, a random derangement
     # flows: {simai: workload.txt, tp_traffic: false}  one pass of a SimAI/AICB workload on the topology's GPUs
+    # flows: {poisson: {cdf: WebSearch.txt, load: 0.3, duration: 5ms, seed: 1}}  HPCC traffic_gen's workload
     cca: hp                           # required: a preset of engine.presets (run.py's --cc names)
     host_bw_gbps: 100                 # optional preset argument (default 100)
     hpai_mbps: 50                     # optional, hp only
@@ -61,6 +62,7 @@ from wormhole_lab.workload.hpcc_flow_format import read_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm
 from wormhole_lab.workload.models import MODELS
 from wormhole_lab.workload.simai import read_simai, simai_flows
+from wormhole_lab.workload.traffic_gen import poisson_on_topology
 from wormhole_lab.workload.validate import check_flows
 
 __all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "scenario_from_dict"]
@@ -74,9 +76,10 @@ BUILDERS = {
 }
 TOP_LEVEL_KEYS = ("name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry")
 REQUIRED_KEYS = ("topology", "flows", "cca")
-FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training")
+FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
 TRAINING_KEYS = ("model", "n_gpus", *TRAINING_OPTIONS)
+POISSON_KEYS = ("cdf", "load", "duration", "seed", "base_time", "like_reference")
 TELEMETRY_KEYS = ("interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled")
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
 _CONFIG_TYPES = {f.name: f.type for f in fields(EngineConfig)}
@@ -399,6 +402,8 @@ class _Loader:
                 flows = training(topo, **values)
             except InputError as exc:
                 raise self.rewrap(sub, exc) from None
+        elif kind == "poisson":
+            flows = self.poisson(spec[kind], sub, topo)
         else:
             args = self.mapping(spec[kind], sub, "'senders', 'receiver' and 'size'")
             self.keys(args, sub, ("senders", "receiver", "size"), ("senders", "receiver", "size"))
@@ -421,6 +426,47 @@ class _Loader:
         except InputError as exc:
             raise self.rewrap(sub, exc) from None
         return flows
+
+    def poisson(self, spec, sub: tuple, topo: Topology) -> FlowTable:
+        """HPCC traffic_gen's workload on the topology's hosts at their link rate (docs/scenario-format.md)."""
+        args = self.mapping(spec, sub, "'cdf', 'load', 'duration' and optional 'seed', 'base_time', 'like_reference'")
+        self.keys(args, sub, POISSON_KEYS, ("cdf", "load", "duration"))
+        cdf = self.file(args["cdf"], sub + ("cdf",))
+        load = self.number(args["load"], sub + ("load",))
+        if not 0 < load <= 1:
+            fix = "a fraction of the host link rate in (0, 1], e.g. 0.3 for 30 %"
+            raise self.error(sub + ("load",), f"must be in (0, 1], got {load:g}", fix)
+        duration = self.unit_time(args["duration"], sub + ("duration",), "5ms")
+        if duration <= 0:
+            raise self.error(sub + ("duration",), "must be positive", "e.g. 5ms")
+        seed = self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
+        base = self.unit_time(args.get("base_time", 0), sub + ("base_time",), "2s")
+        if base % 1000:
+            raise self.error(sub + ("base_time",), "is not a whole ns", "the reference's clock is 1 ns, e.g. 2s")
+        like_reference = self.boolean(args.get("like_reference", False), sub + ("like_reference",))
+        if len(topo.hosts) < 2:
+            raise self.error(sub, "the poisson source needs at least 2 hosts", "use a topology with more hosts")
+        try:
+            flows = poisson_on_topology(topo, cdf, load, duration, seed, base, like_reference)
+        except InputError as exc:
+            if exc.where.startswith(str(cdf)):
+                raise  # a problem in the CDF file: located at its line
+            raise self.rewrap(sub, exc) from None
+        if len(flows) == 0:
+            raise self.error(
+                sub, "generated no flows", "give a longer duration or a higher load (or check the CDF's sizes)"
+            )
+        return flows
+
+    def unit_time(self, value, path: tuple, example: str) -> int:
+        """A time written with its unit (``5ms``); a bare number is refused except 0, because the reference's
+        ``-t`` takes seconds and the ``*_ps`` keys picoseconds, so either reading would surprise someone."""
+        if isinstance(value, int) and not isinstance(value, bool) and value == 0:
+            return 0
+        if not isinstance(value, str):
+            fix = f"write e.g. {example} (units: s, ms, us, ns, ps)"
+            raise self.error(path, f"must be a time with its unit, got {_kind(value)}", fix)
+        return self.time(value, path)
 
     def host(self, value, path: tuple, topo: Topology) -> int:
         v = self.integer(value, path, minimum=0)

@@ -24,6 +24,7 @@ from wormhole_lab.workload.generators import regenerate
 from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
 from wormhole_lab.workload.simai import read_simai, simai_flows
+from wormhole_lab.workload.traffic_gen import poisson_on_topology
 
 _HEADER = "# wormhole_lab scenario (format: docs/scenario-format.md)\n"
 
@@ -118,7 +119,11 @@ def _topology_doc(topo: Topology, base: Path, stem: str) -> dict:
 
 def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
     spec = flows.meta.get("generator")
-    if isinstance(spec, dict):
+    if isinstance(spec, dict) and isinstance(spec.get("poisson"), dict):
+        doc = _poisson_doc(spec["poisson"], flows, topo, base)
+        if doc is not None:
+            return doc
+    elif isinstance(spec, dict):
         again = regenerate(spec, topo)
         if again is not None and _same_flows(again, flows):
             return _plain(spec)
@@ -168,6 +173,39 @@ def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
             exc.fix,
         ) from None
     return {"htsim": file_name, "start_unit": "ps"}
+
+
+def _poisson_doc(recipe: dict, flows: FlowTable, topo: Topology, base: Path) -> dict | None:
+    """The poisson recipe, its CDF file referenced where it is (like a SimAI workload, never copied), when
+    regenerating it gives these flows; else None (the flows are then saved as a flow file)."""
+    try:
+        cdf = Path(str(recipe["cdf"]))
+        args = {k: recipe[k] for k in ("load", "duration_ps", "seed", "base_time_ps", "like_reference")}
+        if not cdf.is_file():
+            return None
+        again = poisson_on_topology(topo, cdf, **args)
+    except (KeyError, TypeError, ValueError, InputError):
+        return None
+    if not _same_flows(again, flows):
+        return None
+    where = os.path.relpath(cdf.resolve(), base.resolve())
+    if cdf.is_absolute() and where.startswith(".."):
+        where = str(cdf)  # given as an absolute path outside the YAML's folder: keep it so
+    doc = {"cdf": where, "load": float(args["load"]), "duration": _time_text(int(args["duration_ps"]))}
+    doc["seed"] = int(args["seed"])
+    if args["base_time_ps"]:
+        doc["base_time"] = _time_text(int(args["base_time_ps"]))
+    if args["like_reference"]:
+        doc["like_reference"] = True
+    return {"poisson": doc}
+
+
+def _time_text(ps: int) -> str:
+    """A time in the largest unit that holds it exactly: 5_000_000_000 -> '5ms'."""
+    for unit, scale in (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
+        if ps % scale == 0:
+            return f"{ps // scale}{unit}"
+    return f"{ps}ps"
 
 
 def _config_doc(cfg: EngineConfig, stored: dict | None, topo: Topology) -> dict:

@@ -118,9 +118,8 @@ def read_cdf(path) -> SizeCdf:
         points.append(values)
         lines.append(lineno)
     if not points:
-        raise InputError(
-            f"{path}:1", "the CDF file has no data lines", "write 'size_bytes cdf_percent' lines from '0 0' to 'MAX 100'"
-        )
+        fix = "write 'size_bytes cdf_percent' lines from '0 0' to 'MAX 100'"
+        raise InputError(f"{path}:1", "the CDF file has no data lines", fix)
     return cdf_from_points(points, source=str(path), lines=lines)
 
 
