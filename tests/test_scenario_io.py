@@ -440,3 +440,83 @@ def test_simai_source_errors_are_clear(tmp_path, gpus, change, match):
         text = text.replace(*change)
     with pytest.raises(InputError, match=match):
         load_scenario(write(tmp_path, text))
+
+
+# --- the poisson source (HPCC traffic_gen's workloads) ----------------------------------------------------------
+
+CDF_TEN = Path(__file__).resolve().parent / "data" / "cdf" / "ten_point.txt"
+POISSON = """\
+name: poisson
+topology:
+  builder: fat_tree
+  k: 4
+  host_rate_bps: 25Gbps
+flows:
+  poisson:
+    cdf: ten.txt
+    load: 0.5
+    duration: 1ms
+    seed: 3
+cca: hp
+host_bw_gbps: 25
+"""
+
+
+def poisson_dir(tmp_path) -> Path:
+    (tmp_path / "ten.txt").write_text(CDF_TEN.read_text())
+    return tmp_path
+
+
+def test_poisson_source_loads_on_the_topology_link_rate(tmp_path):
+    from wormhole_lab.workload.traffic_gen import poisson_flows
+
+    scenario = load_scenario(write(poisson_dir(tmp_path), POISSON))
+    flows = scenario.flows
+    expected = poisson_flows(tmp_path / "ten.txt", 0.5, 16, 25 * 10**9, 10**9, seed=3, base_time_ps=0)
+    assert len(flows) > 100
+    for name in FLOW_COLUMNS:
+        assert np.array_equal(getattr(flows, name), getattr(expected, name)), name
+    assert flows.start_ps.min() >= 0 and flows.start_ps.max() <= 10**9  # base_time defaults to 0 in a scenario
+    later = POISSON.replace("seed: 3", "seed: 3\n    base_time: 2s\n    like_reference: true")
+    shifted = load_scenario(write(tmp_path, later, "later.yaml")).flows
+    assert shifted.start_ps.min() >= 2 * 10**12 and len(shifted) < len(flows)  # each host's last arrival dropped
+
+
+def test_poisson_source_round_trips_as_the_recipe(tmp_path):
+    scenario = load_scenario(write(poisson_dir(tmp_path), POISSON))
+    (tmp_path / "out").mkdir()
+    saved = save_scenario(scenario, tmp_path / "out" / "again.yaml")
+    text = saved.read_text()
+    assert "cdf: ../ten.txt" in text and "duration: 1ms" in text and "seed: 3" in text
+    assert list((tmp_path / "out").iterdir()) == [saved]  # no flow file: the recipe is stored
+    assert_same(load_scenario(saved), scenario)
+
+
+@pytest.mark.parametrize(
+    "change, line, match",
+    [
+        (("load: 0.5", "load: 1.5"), 9, r"flows\.poisson\.load: must be in \(0, 1\]"),
+        (("load: 0.5", "load: '0.5'"), 9, r"flows\.poisson\.load: must be a number"),
+        (("duration: 1ms", "duration: 5"), 10, r"flows\.poisson\.duration: must be a time with its unit"),
+        (("duration: 1ms", "duration: 1 fortnight"), 10, r"flows\.poisson\.duration"),
+        (("duration: 1ms", "duration: 0ms"), 10, r"flows\.poisson\.duration: must be positive"),
+        (("seed: 3", "seed: -1"), 11, r"flows\.poisson\.seed: must be at least 0"),
+        (("seed: 3", "seeds: 3"), 11, r"unknown key 'seeds'.*did you mean 'seed'"),
+        (("cdf: ten.txt", "cdf: nope.txt"), 8, r"flows\.poisson\.cdf: file 'nope.txt' not found"),
+        (("    cdf: ten.txt\n", ""), 7, r"missing required key 'cdf'"),
+        (("seed: 3", "seed: 3\n    base_time: 1500ps"), 12, r"flows\.poisson\.base_time: is not a whole ns"),
+        (("duration: 1ms", "duration: 1ps"), 7, r"flows\.poisson: generated no flows"),
+    ],
+)
+def test_poisson_source_errors_name_the_yaml_line(tmp_path, change, line, match):
+    path = write(poisson_dir(tmp_path), POISSON.replace(*change))
+    with pytest.raises(InputError, match=match) as err:
+        load_scenario(path)
+    assert err.value.where == f"{path}:{line}"
+
+
+def test_poisson_source_bad_cdf_is_located_in_the_cdf_file(tmp_path):
+    (tmp_path / "ten.txt").write_text("0 0\n100 50\n90 100\n")
+    with pytest.raises(InputError) as err:
+        load_scenario(write(tmp_path, POISSON))
+    assert err.value.where == f"{tmp_path / 'ten.txt'}:3" and "does not increase" in err.value.problem

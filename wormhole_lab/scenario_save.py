@@ -188,10 +188,11 @@ def _poisson_doc(recipe: dict, flows: FlowTable, topo: Topology, base: Path) -> 
         return None
     if not _same_flows(again, flows):
         return None
-    where = os.path.relpath(cdf.resolve(), base.resolve())
-    if cdf.is_absolute() and where.startswith(".."):
-        where = str(cdf)  # given as an absolute path outside the YAML's folder: keep it so
-    doc = {"cdf": where, "load": float(args["load"]), "duration": _time_text(int(args["duration_ps"]))}
+    doc = {
+        "cdf": os.path.relpath(cdf.resolve(), base.resolve()),
+        "load": float(args["load"]),
+        "duration": _time_text(int(args["duration_ps"])),
+    }
     doc["seed"] = int(args["seed"])
     if args["base_time_ps"]:
         doc["base_time"] = _time_text(int(args["base_time_ps"]))
