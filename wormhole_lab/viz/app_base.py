@@ -1,4 +1,5 @@
-"""What both Panel apps share: running a ``LiveRun`` from a periodic callback and showing errors in the page.
+"""What both Panel apps share: running a ``LiveRun`` from a periodic callback, showing errors in the page, plot
+slots that say what will appear before the first run, and a page that loads nothing from the internet.
 
 The run advances in small slices of wall time on the server's event loop (``pn.state.add_periodic_callback``),
 so the page stays responsive and the plots redraw as chunks arrive. A bad input or a failed run becomes an
@@ -9,12 +10,41 @@ import time
 import traceback
 
 import panel as pn
+from panel.theme import Fast
 
 from wormhole_lab.errors import InputError
 from wormhole_lab.viz.live import LiveRun
 
 SLICE_S = 0.15  # wall time the engine may use per callback
 REDRAW_S = 0.4  # shortest wall time between two redraws during a run
+
+
+class OfflineFast(Fast):
+    """Panel's Fast design without its web font (Open Sans from fonts.googleapis.com), the one asset the page
+    would fetch from the internet: offline (a classroom, an air-gapped cluster) it failed to load. The font falls
+    back to the browser's sans-serif."""
+
+    _resources = {k: v for k, v in Fast._resources.items() if k != "font"}
+
+
+def app_page(title: str, sidebar: list, main: list) -> pn.template.FastListTemplate:
+    """The page both apps use: controls in the sidebar, everything served by the app itself."""
+    return pn.template.FastListTemplate(title=title, sidebar=sidebar, main=main, design=OfflineFast)
+
+
+class PlotSlot:
+    """A place for a plot: until the first draw it says what will appear there (instead of empty 0-1 axes);
+    with no ``placeholder`` it stays hidden until then."""
+
+    def __init__(self, placeholder: str | None = None):
+        self.note = pn.pane.Markdown(placeholder or "", css_classes=["plot-placeholder"], visible=bool(placeholder))
+        self.pane = pn.pane.HoloViews(None, visible=False, sizing_mode="stretch_width")
+        self.panel = pn.Column(self.note, self.pane, sizing_mode="stretch_width")
+
+    def show(self, obj) -> None:
+        self.pane.object = obj
+        self.pane.visible = True
+        self.note.visible = False
 
 
 def describe_error(exc: BaseException) -> str:

@@ -43,6 +43,8 @@ CCA_STATE = {
     "timely": ["timely_rtt", "timely_gradient"],
 }
 STATE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
+DETAIL_NODES = 400  # above this many flows + ports the partition graph draws one circle per partition
+SPRING_NODES = 60  # partitions up to this many flows + ports get a force-directed layout, bigger ones two circles
 
 
 def _both(obj, **style):
@@ -86,8 +88,8 @@ def _curves(series: xr.Dataset | None, name: str, max_lines: int, label_of=None)
         ids = series[key].values
         if key == "port":  # the busiest ports only
             order = np.argsort(-np.nan_to_num(values, nan=0).max(axis=0), kind="stable")[:max_lines]
-        else:
-            order = np.arange(min(len(ids), max_lines))
+        else:  # the flows with the most samples: a training job's first flows may be active only briefly
+            order = np.argsort(-np.isfinite(values).sum(axis=0), kind="stable")[:max_lines]
         t = series["time"].values / PS_PER_US
         for k, i in enumerate(sorted(order)):
             label = label_of(int(ids[i])) if label_of else f"{key} {int(ids[i])}"
@@ -195,73 +197,118 @@ def cca_plots(run: LiveRun, theta: float = 0.05, max_lines: int = 12) -> hv.Layo
     return hv.Layout(panels).cols(2)
 
 
-def _layout(run: LiveRun) -> dict:
-    """Stable node positions for every flow and every port any flow uses (cached on the run)."""
-    cached = run.cache.get("graph_layout")
-    if cached is not None:
-        return cached
-    ff = run.controller.ff
-    g = nx.Graph()
-    for f in range(len(run.scenario.flows)):
-        for p in np.unique(np.concatenate([ff.data_ports[f], ff.ack_ports[f]])).tolist():
-            g.add_edge(("flow", f), ("port", int(p)))
-    pos = nx.spring_layout(g, seed=1, iterations=100) if len(g) else {}
-    run.cache["graph_layout"] = pos
-    return pos
+def _grid(n: int) -> np.ndarray:
+    """Centres of ``n`` cells one unit apart, row by row, in a near-square grid (rows go down)."""
+    cols = max(1, int(np.ceil(np.sqrt(n))))
+    i = np.arange(n)
+    return np.column_stack([i % cols, -(i // cols)]).astype(float)
 
 
-def partition_graph(run: LiveRun, now_ps: int | None = None) -> hv.Graph:
-    """Active flows (circles) and the ports they use (white), edges coloured by partition.
+def _local_layout(run: LiveRun, flows: tuple, ports_of) -> dict:
+    """Positions, within a cell of radius 0.4, of one partition's flows and ports (cached on the run per
+    partition). Small partitions get a force-directed layout, bigger ones flows on an inner and ports on an outer
+    circle: both are numpy only (networkx's spring layout needs scipy from 500 nodes on) and fast."""
+    cache = run.cache.setdefault("graph_layouts", {})
+    if flows not in cache:
+        g = nx.Graph()
+        g.add_nodes_from(("flow", f) for f in flows)
+        g.add_edges_from((("flow", f), ("port", p)) for f in flows for p in ports_of(f))
+        if len(g) <= SPRING_NODES:
+            cache[flows] = nx.spring_layout(g, seed=1, iterations=50, method="force", scale=0.4)
+        else:
+            shells = [[n for n in g if n[0] == "flow"], [n for n in g if n[0] == "port"]]
+            cache[flows] = nx.shell_layout(g, shells, scale=0.4)
+    return cache[flows]
+
+
+class _GraphData:
+    """Columns of the partition graph's nodes and edges, filled partition by partition."""
+
+    NODE_COLS = ("x", "y", "index", "kind", "state", "partition", "label", "color", "size")
+
+    def __init__(self):
+        self.nodes = {c: [] for c in self.NODE_COLS}
+        self.edges = {"start": [], "end": [], "partition": [], "edge_color": []}
+
+    def node(self, x, y, kind, state, part, label, size) -> int:
+        i = len(self.nodes["x"])
+        values = (float(x), float(y), i, kind, state, part, label, STATE_COLORS[state], float(size))
+        for c, v in zip(self.NODE_COLS, values, strict=True):
+            self.nodes[c].append(v)
+        return i
+
+    def edge(self, a: int, b: int, part: int) -> None:
+        for c, v in zip(self.edges, (a, b, part, LINE_COLORS[part % len(LINE_COLORS)]), strict=True):
+            self.edges[c].append(v)
+
+    def detail(self, run, part, flows, centre, states, ports_of) -> None:
+        """Every flow and port of one partition, laid out in its cell."""
+        owner, peer = run.scenario.topology.port_node(), run.scenario.topology.port_peer_node()
+        pos = _local_layout(run, tuple(flows), ports_of)
+        ports: dict[int, int] = {}
+        for f in flows:
+            x, y = centre + pos[("flow", f)]
+            a = self.node(x, y, "flow", states.get(f, PACKET), part, f"flow {f}", 14)
+            for p in ports_of(f):
+                if p not in ports:
+                    x, y = centre + pos[("port", p)]
+                    ports[p] = self.node(x, y, "port", "port", part, f"port {p} ({owner[p]}→{peer[p]})", 14)
+                self.edge(a, ports[p], part)
+
+    def aggregate(self, part, flows, centre, states) -> None:
+        """One circle for a whole partition: sized by its flows, coloured by what most of them do."""
+        counts = {s: sum(states.get(f, PACKET) == s for f in flows) for s in (PACKET, FASTFORWARD, MEMO)}
+        state = max(counts, key=counts.get)
+        label = f"partition {part}: {len(flows)} flows, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        self.node(*centre, "partition", state, part, label, 6 + 3 * np.sqrt(len(flows)))
+
+    def graph(self) -> hv.Graph:
+        vdims = list(self.NODE_COLS[3:])
+        node_el = hv.Nodes(tuple(self.nodes[c] for c in self.NODE_COLS), vdims=vdims)
+        e = self.edges
+        return hv.Graph(
+            ((e["start"], e["end"], e["partition"], e["edge_color"]), node_el), vdims=["partition", "edge_color"]
+        )
+
+
+def partition_graph(run: LiveRun, now_ps: int | None = None, max_nodes: int = DETAIL_NODES) -> hv.Graph:
+    """Active flows (circles) and the ports they use (white), one partition per cell of a grid, edges coloured
+    by partition. Above ``max_nodes`` flows and ports it draws one circle per partition instead, sized by its
+    flows and coloured by what most of them do (hover for the counts).
 
     Flow colour says what the flow is doing now: grey packet-level, sky blue fast-forwarded, orange memo hit.
     Needs a Wormhole-mode run (the partitions come from its controller)."""
-    node_cols = ["x", "y", "index", "kind", "state", "partition", "label", "color"]
-    nodes = {c: [] for c in node_cols}
-    edges = {"start": [], "end": [], "partition": [], "edge_color": []}
+    data = _GraphData()
     parts = run.partitions()
     ctrl = run.controller
     shown_at = run.now_ps if now_ps is None else now_ps
     states = flow_states(run, now_ps) if parts else {}
     if not parts and run.done and run.last_busy is not None:  # finished: show the last partitions seen
         shown_at, parts, states = run.last_busy
+    aggregated = False
     if ctrl is not None and parts:
-        pos = _layout(run)
-        index: dict = {}
 
-        def node(key, kind, state, part, label):
-            if key not in index:
-                index[key] = len(index)
-                x, y = pos[key]
-                values = (float(x), float(y), index[key], kind, state, part, label, STATE_COLORS[state])
-                for c, v in zip(node_cols, values, strict=True):
-                    nodes[c].append(v)
-            return index[key]
+        def ports_of(f):
+            return np.unique(np.concatenate([ctrl.ff.data_ports[f], ctrl.ff.ack_ports[f]])).tolist()
 
-        topo = run.scenario.topology
-        owner, peer = topo.port_node(), topo.port_peer_node()
-        for part, flows in sorted(parts.items()):
-            for f in flows:
-                a = node(("flow", f), "flow", states.get(f, PACKET), part, f"flow {f}")
-                for p in np.unique(np.concatenate([ctrl.ff.data_ports[f], ctrl.ff.ack_ports[f]])).tolist():
-                    b = node(("port", p), "port", "port", part, f"port {p} ({owner[p]}→{peer[p]})")
-                    edges["start"].append(a)
-                    edges["end"].append(b)
-                    edges["partition"].append(part)
-                    edges["edge_color"].append(LINE_COLORS[part % len(LINE_COLORS)])
-    vdims = ["kind", "state", "partition", "label", "color"]
-    node_el = hv.Nodes((nodes["x"], nodes["y"], nodes["index"], *[nodes[c] for c in vdims]), vdims=vdims)
-    graph = hv.Graph(
-        ((edges["start"], edges["end"], edges["partition"], edges["edge_color"]), node_el),
-        vdims=["partition", "edge_color"],
-    )
+        ordered = sorted(parts.items())
+        n_ports = sum(len(set().union(*(ports_of(f) for f in fs))) for _, fs in ordered)
+        aggregated = sum(len(fs) for _, fs in ordered) + n_ports > max_nodes
+        for (part, flows), centre in zip(ordered, _grid(len(ordered)), strict=True):
+            if aggregated:
+                data.aggregate(part, flows, centre, states)
+            else:
+                data.detail(run, part, flows, centre, states, ports_of)
     n_parts = len(parts)
     title = f"partitions: {n_parts} at t = {shown_at / PS_PER_US:.0f} µs" if n_parts else "partitions: no active flow"
     if n_parts and run.done:
         title = f"last partitions ({n_parts}) at t = {shown_at / PS_PER_US:.0f} µs"
+    if aggregated:
+        title += f", {sum(len(fs) for fs in parts.values())} flows (a circle per partition)"
     common = dict(node_color="color", edge_color="edge_color", title=title, xaxis=None, yaxis=None)
-    return graph.opts(
+    return data.graph().opts(
         hv.opts.Graph(
-            **common, node_size=14, edge_line_width=2, tools=["hover"], node_line_color="black", backend="bokeh"
+            **common, node_size="size", edge_line_width=2, tools=["hover"], node_line_color="black", backend="bokeh"
         ),
         hv.opts.Graph(**common, node_size=6, edge_linewidth=1.5, node_edgecolors="black", backend="matplotlib"),
     )

@@ -1,8 +1,9 @@
 """The Wormhole explorer: run a workload in Wormhole mode and watch partitions, skipped windows and the memo DB.
 
-``Exploration`` (``param.Parameterized``) picks the workload and builds the Scenario (usable in a notebook:
-``Exploration(workload="SimAI file", simai_path="...").run()``); ``ExploreApp`` is the Panel page served by
-``widgets/explore.py``. "Compare with packet mode" runs the same scenario packet by packet and shows the
+Workloads: one training iteration of a model preset (``Exploration(model="GPT-13B", gpus=128).run()`` in a
+notebook), a SimAI/AICB file (uploaded, or picked from a workload folder), or small teaching patterns.
+``Exploration`` (``param.Parameterized``) holds the choices and builds the Scenario; ``ExploreApp`` is the Panel
+page served by ``widgets/explore.py``. "Compare with packet mode" runs the same scenario packet by packet and shows the
 per-flow FCT error.
 """
 
@@ -17,61 +18,43 @@ import param
 
 from wormhole_lab.errors import InputError
 from wormhole_lab.simulation import Scenario
-from wormhole_lab.topology.builders import rail_optimized
-from wormhole_lab.viz.app_base import LiveDriver
+from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
 from wormhole_lab.viz.components import memo_panel, partition_graph, timeline
 from wormhole_lab.viz.figures import compare_modes
+from wormhole_lab.viz.jobs import GPU_COUNTS, MODELS, default_workload_folder, model_scenario, simai_files
+from wormhole_lab.viz.jobs import simai_scenario as simai_scenario  # also imported from here by notebooks
 from wormhole_lab.viz.live import LiveRun
-from wormhole_lab.viz.scenarios import LIVE_TELEMETRY, incast, parking_lot, repeated_incast, staggered
-from wormhole_lab.viz.style import LINE_COLORS
+from wormhole_lab.viz.scenarios import incast, parking_lot, repeated_incast, staggered
+from wormhole_lab.viz.style import COMPACT_LEGEND, LINE_COLORS
 from wormhole_lab.wormhole.controller import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
-WORKLOADS = (
-    "repeated incast (memo hits)",
-    "N-to-1 incast",
-    "staggered flows (dumbbell)",
-    "parking lot (two bottlenecks)",
-    "SimAI file",
-)
+MODEL, SIMAI = "model preset", "SimAI file"
+TOYS = ("repeated incast (memo hits)", "N-to-1 incast", "staggered flows (dumbbell)", "parking lot (two bottlenecks)")
+WORKLOADS = (MODEL, SIMAI, *TOYS)
 PRESETS = ("hp", "dctcp", "timely", "dcqcn")
 
 
-def simai_scenario(path, cca: str = "hp", size_scale: float = 0.001) -> Scenario:
-    """A SimAI/AICB workload file on a rail-optimised cluster of its GPUs, flow sizes scaled by ``size_scale``
-    (at least 1000 bytes each) so that it runs interactively. Parse errors are InputErrors naming the line."""
-    from wormhole_lab.engine.presets import preset
-    from wormhole_lab.workload.simai import read_simai, simai_flows
-
-    if not 0 < size_scale <= 1:
-        raise InputError("size_scale", f"must be in (0, 1], got {size_scale}", "e.g. 0.001")
-    w = read_simai(path)
-    gpus = int(getattr(w, "all_gpus", 0) or 8)
-    topo = rail_optimized(max(1, -(-gpus // 8)), min(8, gpus))
-    flows = simai_flows(w, topo)
-    if len(flows) == 0:
-        raise InputError(
-            str(path),
-            "this workload makes no network flows (all of its traffic is tensor-parallel, "
-            "which SimAI keeps inside a server)",
-            "pick a workload with DP, PP or EP groups",
-        )
-    flows = replace(flows, size=np.maximum(1000, (flows.size * size_scale).astype(np.int64)))
-    return Scenario(topo, flows, preset(cca), name=f"{Path(path).name} x{size_scale:g}", telemetry=LIVE_TELEMETRY)
-
-
 class Exploration(param.Parameterized):
-    """One Wormhole-mode run of a workload, with its memo DB."""
+    """One Wormhole-mode run of a workload, with its memo DB.
 
-    workload = param.Selector(label="Workload", objects=list(WORKLOADS), default=WORKLOADS[0])
+    The default, GPT-7B on 64 GPUs at a hundredth of its bytes and compute, runs in a few seconds."""
+
+    workload = param.Selector(label="Workload", objects=list(WORKLOADS), default=MODEL)
     cca = param.Selector(label="CCA preset", objects=list(PRESETS), default="hp", doc="engine preset")
-    n = param.Integer(default=3, label="N (senders)", bounds=(1, 16), doc="senders (teaching workloads)")
-    simai_path = param.String(
-        default="", label="SimAI file path", doc="path of a SimAI/AICB workload file on the server"
-    )
+    model = param.Selector(label="Model", objects=list(MODELS), default="GPT-7B", doc="Table 1 preset")
+    gpus = param.Selector(label="GPUs", objects=list(GPU_COUNTS), default=64, doc="TP and PP as the preset; DP scales")
     size_scale = param.Number(
-        default=0.001, label="SimAI size scale", bounds=(1e-6, 1), doc="SimAI flow sizes are multiplied by this"
+        default=0.01,
+        label="Size scale",
+        bounds=(1e-6, 1),
+        doc="flow bytes (and a model's compute times) are multiplied by this",
     )
+    simai_folder = param.String(default="", label="Workload folder", doc="folder whose SimAI files are listed")
+    simai_file = param.Selector(
+        label="SimAI file", objects={}, default=None, allow_None=True, check_on_set=False, doc="path of the file"
+    )
+    n = param.Integer(default=3, label="N (senders)", bounds=(1, 16), doc="senders (small workloads)")
     theta = param.Number(
         default=0.05, label="Steady test θ", bounds=(0.005, 0.5), step=0.005, doc="steady test threshold theta"
     )
@@ -82,8 +65,21 @@ class Exploration(param.Parameterized):
     )
 
     def __init__(self, **params):
+        params.setdefault("simai_folder", default_workload_folder())
         super().__init__(**params)
         self._folder = None
+
+    @param.depends("simai_folder", watch=True, on_init=True)
+    def _list_folder(self) -> None:
+        found = simai_files(self.simai_folder)
+        self.param.simai_file.objects = found
+        if self.simai_file is None and found:
+            self.simai_file = found.get("workload_gpt7b_64g.txt", next(iter(found.values())))
+
+    def add_file(self, name: str, path: str) -> None:
+        """Offer an uploaded file in the list and pick it."""
+        self.param.simai_file.objects = {**self.param.simai_file.objects, name: path}
+        self.param.update(simai_file=path, workload=SIMAI)
 
     def memo_file(self) -> str:
         if self.memo_path:
@@ -93,14 +89,16 @@ class Exploration(param.Parameterized):
         return str(Path(self._folder) / "memo.sqlite")
 
     def build(self) -> Scenario:
-        if self.workload == "SimAI file":
-            if not self.simai_path:
-                raise InputError("simai_path", "no SimAI workload file chosen", "upload one or type its path")
-            scenario = simai_scenario(self.simai_path, self.cca, self.size_scale)
-        elif self.workload == WORKLOADS[0]:
+        if self.workload == MODEL:
+            scenario = model_scenario(self.model, self.gpus, self.cca, self.size_scale)
+        elif self.workload == SIMAI:
+            if not self.simai_file:
+                raise InputError("simai_file", "no SimAI workload file chosen", "upload one or pick one from the list")
+            scenario = simai_scenario(self.simai_file, self.cca, self.size_scale)
+        elif self.workload == TOYS[0]:
             scenario = repeated_incast(n=self.n, cca=self.cca)
         else:
-            make = {WORKLOADS[1]: incast, WORKLOADS[2]: staggered, WORKLOADS[3]: parking_lot}[self.workload]
+            make = {TOYS[1]: incast, TOYS[2]: staggered, TOYS[3]: parking_lot}[self.workload]
             scenario = make(n=self.n, cca=self.cca, size=2_000_000)
         steady = SteadyConfig(theta=self.theta)
         return replace(scenario, wormhole=WormholeConfig(steady=steady, memo=self.memo_file()))
@@ -127,20 +125,26 @@ def explorer_summary(run: LiveRun) -> str:
     )
 
 
-def fct_error_plot(result: dict) -> hv.Bars:
+BARS_UP_TO = 64  # flows; more get a histogram of their errors
+
+
+def fct_error_plot(result: dict) -> hv.Element:
+    """Per-flow FCT error of the Wormhole run against the packet run: bars per flow, or a histogram for many."""
     packet, fast = result["packet"], result["wormhole"]
     err = (fast["fct"].values / packet["fct"].values - 1) * 100
-    bars = hv.Bars(
-        (np.arange(len(err)).astype(str), err),
-        hv.Dimension("flow", label="flow"),
-        hv.Dimension("error", label="FCT error (Wormhole vs packet)", unit="%"),
-    )
-    return bars.opts(
-        color=LINE_COLORS[0],
-        title=f"per-flow FCT error: mean {np.abs(err).mean():.2f} %, max {np.abs(err).max():.2f} %",
-        responsive=True,
-        height=250,
-    )
+    title = f"per-flow FCT error: mean {np.abs(err).mean():.2f} %, max {np.abs(err).max():.2f} %"
+    error = hv.Dimension("error", label="FCT error (Wormhole vs packet)", unit="%")
+    if len(err) <= BARS_UP_TO:
+        plot = hv.Bars((np.arange(len(err)).astype(str), err), hv.Dimension("flow", label="flow"), error)
+    else:
+        counts, edges = np.histogram(err, bins=40)
+        plot = hv.Histogram((edges, counts), kdims=[error], vdims=[hv.Dimension("flows", label="flows")])
+        title += f" ({len(err)} flows)"
+    return plot.opts(color=LINE_COLORS[0], title=title, responsive=True, height=250)
+
+
+def _visible_for(workload: str) -> dict[str, bool]:
+    return {"model": workload == MODEL, "simai": workload == SIMAI, "toy": workload in TOYS}
 
 
 class ExploreApp:
@@ -156,18 +160,45 @@ class ExploreApp:
         )
         self.alert = pn.pane.Alert("", alert_type="warning", visible=False)
         self.summary = pn.pane.Markdown("", css_classes=["explore-summary"])
-        opts = dict(responsive=True, height=320)
-        self.graph = pn.pane.HoloViews(hv.Curve([]).opts(title="partition graph", **opts), sizing_mode="stretch_width")
-        self.timeline = pn.pane.HoloViews(hv.Curve([]).opts(title="timeline", **opts), sizing_mode="stretch_width")
-        self.memo = pn.pane.HoloViews(hv.Curve([]).opts(title="memo", **opts), sizing_mode="stretch_width")
-        self.compare = pn.pane.HoloViews(hv.Curve([]).opts(title="FCT error", **opts), sizing_mode="stretch_width")
+        self.graph = PlotSlot(
+            "**Partition graph** — appears when the run starts: each partition (flows that share links) in its own "
+            "cell, flows as circles coloured by what they do, the ports they use in white."
+        )
+        self.timeline = PlotSlot(
+            "**Timeline** — appears with the first telemetry chunk: sending rates of the busiest flows, "
+            "fast-forwarded windows shaded blue, memo-hit transients orange."
+        )
+        self.memo = PlotSlot(
+            "**Memo DB** — appears with the first chunk: lookups, hits and misses, hit rate, the DB's size, and "
+            "events executed against events skipped."
+        )
+        self.compare = PlotSlot()  # only once there is a comparison
         self.driver = LiveDriver(self._update, self.alert, self.status)
         self.run_button.on_click(lambda _e: self.start())
         self.compare_button.on_click(lambda _e: self.compare_with_packet())
         self.upload.param.watch(self._uploaded, "value")
-        widgets = {"workload": pn.widgets.Select, "cca": pn.widgets.Select, "size_scale": pn.widgets.FloatInput}
-        self.controls = pn.Param(self.exploration, widgets=widgets, show_name=False, sizing_mode="stretch_width")
         self._upload_dir = None
+        e = self.exploration
+        widgets = {"workload": pn.widgets.Select, "cca": pn.widgets.Select, "size_scale": pn.widgets.FloatInput}
+
+        def group(*names):
+            return pn.Param(e, parameters=list(names), widgets=widgets, show_name=False, sizing_mode="stretch_width")
+
+        upload_label = pn.pane.Markdown("or upload a SimAI file:", margin=(0, 10))
+        self.groups = {
+            "model": group("model", "gpus", "size_scale"),
+            "simai": pn.Column(group("simai_folder", "simai_file", "size_scale"), upload_label, self.upload),
+            "toy": group("n"),
+        }
+        self.controls = pn.Column(
+            group("workload", "cca"), *self.groups.values(), group("theta", "memo_path"), sizing_mode="stretch_width"
+        )
+        e.param.watch(self._show_controls, "workload")
+        self._show_controls()
+
+    def _show_controls(self, *_event) -> None:
+        for name, visible in _visible_for(self.exploration.workload).items():
+            self.groups[name].visible = visible
 
     def start(self) -> LiveRun | None:
         return self.driver.start(self.exploration.live)
@@ -177,9 +208,10 @@ class ExploreApp:
             return
         if self._upload_dir is None:
             self._upload_dir = tempfile.mkdtemp(prefix="wormhole_upload_")
-        path = Path(self._upload_dir) / Path(self.upload.filename or "workload.txt").name
+        name = Path(self.upload.filename or "workload.txt").name
+        path = Path(self._upload_dir) / name
         path.write_bytes(event.new)
-        self.exploration.param.update(simai_path=str(path), workload="SimAI file")
+        self.exploration.add_file(f"{name} (uploaded)", str(path))
 
     def compare_with_packet(self):
         self.alert.visible = False
@@ -188,7 +220,7 @@ class ExploreApp:
         except Exception as exc:  # noqa: BLE001
             self.driver.show_error(exc)
             return None
-        self.compare.object = fct_error_plot(result)
+        self.compare.show(fct_error_plot(result))
         self.status.object = (
             f"Compared with packet mode: events speedup {result['speedup_events']:.2f}×, "
             f"FCT error mean {result['fct_error_mean']:.2%}, p99 {result['fct_error_p99']:.2%}."
@@ -197,13 +229,21 @@ class ExploreApp:
 
     def _update(self, run: LiveRun, final: bool) -> None:
         bokeh = dict(responsive=True, height=320, backend="bokeh")
-        self.graph.object = partition_graph(run).opts(**bokeh)
-        self.timeline.object = timeline(
+        self.graph.show(partition_graph(run).opts(**bokeh))
+        rates = timeline(
             run, "flow_rate", theta=self.exploration.theta, title="sending rate; blue: fast-forwarded, orange: memo hit"
-        ).opts(hv.opts.Overlay(legend_position="right", **bokeh))
-        self.memo.object = memo_panel(run).opts(
-            hv.opts.Curve(responsive=True, height=220, backend="bokeh"),
-            hv.opts.Overlay(responsive=True, height=220, backend="bokeh"),
+        )
+        self.timeline.show(
+            rates.opts(
+                hv.opts.Curve(tools=["hover"], backend="bokeh"),
+                hv.opts.Overlay(legend_position="right", legend_opts=COMPACT_LEGEND, **bokeh),
+            )
+        )
+        self.memo.show(
+            memo_panel(run).opts(
+                hv.opts.Curve(responsive=True, height=220, backend="bokeh"),
+                hv.opts.Overlay(responsive=True, height=220, legend_position="right", backend="bokeh"),
+            )
         )
         self.summary.object = explorer_summary(run)
 
@@ -214,18 +254,18 @@ class ExploreApp:
             "ports), the sending rates with skipped windows shaded, and the memo DB's hit rate. The memo DB is "
             "kept between runs of this session, so a second run hits more."
         )
-        return pn.template.FastListTemplate(
-            title="wormhole_lab: Wormhole explorer",
-            sidebar=[self.controls, self.upload, self.run_button, self.compare_button],
+        return app_page(
+            "wormhole_lab: Wormhole explorer",
+            sidebar=[self.controls, self.run_button, self.compare_button],
             main=[
                 pn.Column(
                     intro,
                     self.status,
                     self.alert,
                     self.summary,
-                    pn.Row(self.graph, self.timeline, sizing_mode="stretch_width"),
-                    self.memo,
-                    self.compare,
+                    pn.Row(self.graph.panel, self.timeline.panel, sizing_mode="stretch_width"),
+                    self.memo.panel,
+                    self.compare.panel,
                     sizing_mode="stretch_width",
                 )
             ],

@@ -12,6 +12,7 @@ looks at the Wormhole controller (if any) and records:
 Everything is plain data (lists, dicts, NumPy arrays, xarray), usable from a notebook without any GUI.
 """
 
+import sqlite3
 import time
 from dataclasses import dataclass
 
@@ -181,12 +182,18 @@ MEMO_COLUMNS = ("time_ps", "lookups", "hits", "misses", "db_bytes", "events_exec
 
 
 def memo_db_bytes(memo) -> int:
-    """Bytes of the memo DB on disk, including its write-ahead log (``MemoDB.size_bytes`` counts only the main
-    file, which SQLite's WAL mode grows only at checkpoints)."""
+    """Bytes of the memo DB's content: pages in use x page size as the open connection sees them, which counts
+    rows still in the write-ahead log once. Adding the log file's size instead counts every rewritten page again,
+    so the size dropped to the bare file when closing the DB checkpointed the log; once closed, the file is it."""
     if memo is None:
         return 0
-    wal = memo.path.with_name(memo.path.name + "-wal")
-    return memo.size_bytes() + (wal.stat().st_size if wal.exists() else 0)
+    if memo.conn is not None:
+        try:
+            pages = memo.conn.execute("PRAGMA page_count").fetchone()[0]
+            return int(pages * memo.conn.execute("PRAGMA page_size").fetchone()[0])
+        except sqlite3.Error:  # e.g. used from another thread than the run's: the files are still there
+            pass
+    return memo.size_bytes()
 
 
 def flow_states(run: LiveRun, now_ps: int | None = None) -> dict[int, str]:

@@ -32,6 +32,8 @@ MEMO_COLOR = "#E69F00"  # orange: transients taken from the memo DB
 PACKET_COLOR = "#999999"  # grey: packet-level
 BAND_COLOR = "#009E73"  # bluish green: the steady test's threshold band
 LINE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+#: Bokeh legend options for legends beside a plot: a dozen flows fit next to a 260 px high plot
+COMPACT_LEGEND = {"label_text_font_size": "8pt", "glyph_height": 12, "label_height": 12, "spacing": 0, "padding": 4}
 
 WIDTHS = {"single": 3.33, "double": 7.0}
 ASPECT = {"single": 0.62, "double": 0.36}
