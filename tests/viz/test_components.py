@@ -1,13 +1,25 @@
 """Components render from real small runs and show what they claim (skips, memo statistics, partitions)."""
 
+import sys
+from dataclasses import replace
+
 import holoviews as hv
 import numpy as np
 import pytest
 
 from wormhole_lab.errors import InputError
+from wormhole_lab.scenarios import fat_tree_permutation
 from wormhole_lab.viz import LiveRun, cca_plots, flow_states, memo_panel, partition_graph, timeline
 from wormhole_lab.viz.analysis import jain_index, steady_band, steady_flags, theta_bound
-from wormhole_lab.viz.scenarios import incast, parking_lot, repeated_incast, staggered, teaching_scenario
+from wormhole_lab.viz.scenarios import (
+    LIVE_TELEMETRY,
+    incast,
+    parking_lot,
+    repeated_incast,
+    staggered,
+    teaching_scenario,
+)
+from wormhole_lab.wormhole.controller import WormholeConfig
 from wormhole_lab.wormhole.steady import dctcp_theta_bound
 
 
@@ -35,9 +47,10 @@ def test_skipped_windows_match_the_fast_forward_records(memo_run):
     np.testing.assert_allclose(coverage["recorded_ps"] / fct, shares, rtol=1e-9)
     # and the timeline draws exactly these windows, in us
     spans = _elements(timeline(memo_run, theta=0.05), hv.VSpans)
-    drawn = sorted(tuple(row) for el in spans for row in el.array().tolist())
-    expected = sorted((w.start_ps / 1e6, w.end_ps / 1e6) for w in windows)
-    assert drawn == pytest.approx(expected)
+    drawn = np.array(sorted(tuple(row) for el in spans for row in el.array().tolist()))
+    expected = np.array(sorted((w.start_ps / 1e6, w.end_ps / 1e6) for w in windows))
+    assert drawn.shape == expected.shape == (len(windows), 2)
+    np.testing.assert_allclose(drawn, expected, rtol=1e-12)
     memo_spans = [el for el in spans if el.label == "memo hit"][0]
     assert len(memo_spans) == attrs["memo_hits"]
 
@@ -76,6 +89,27 @@ def test_partition_graph_follows_the_live_partitions(tmp_path):
         graphs += 1
     assert graphs > 5 and {"packet-level", "fast-forwarded"} <= seen_states
     hv.render(partition_graph(run), backend="bokeh")  # finished: shows the last partitions seen
+
+
+def test_partition_graph_of_800_nodes_needs_no_scipy_and_aggregates(monkeypatch):
+    """networkx's spring layout imports scipy from 500 nodes on; scipy is not a dependency."""
+    monkeypatch.setitem(sys.modules, "scipy", None)  # any "import scipy" now raises ImportError
+    scenario = replace(fat_tree_permutation(k=8), telemetry=LIVE_TELEMETRY, wormhole=WormholeConfig(memo=None))
+    run = LiveRun(scenario, mode="wormhole")
+    run.step(max_chunks=1)
+    active = sorted(f for fs in run.partitions().values() for f in fs)
+    assert len(active) == 128
+    detail = partition_graph(run, max_nodes=10**6)
+    flows = detail.nodes.select(kind="flow")
+    assert len(detail.nodes) > 500 and sorted(int(x.split()[1]) for x in flows.dimension_values("label")) == active
+    assert np.isfinite(detail.nodes.dimension_values("x")).all() and len(detail) > len(detail.nodes)
+    hv.render(detail, backend="bokeh")
+    overview = partition_graph(run)  # over DETAIL_NODES: one circle per partition, its flows counted in the label
+    assert set(overview.nodes.dimension_values("kind")) == {"partition"} and len(overview) == 0
+    assert len(overview.nodes) == len(run.partitions())
+    counted = sum(int(label.split(": ")[1].split()[0]) for label in overview.nodes.dimension_values("label"))
+    assert counted == len(active) and "a circle per partition" in overview.opts.get().kwargs["title"]
+    hv.render(overview, backend="bokeh")
 
 
 @pytest.mark.parametrize(

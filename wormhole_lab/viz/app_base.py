@@ -10,7 +10,6 @@ import time
 import traceback
 
 import panel as pn
-from panel.theme import Fast
 
 from wormhole_lab.errors import InputError
 from wormhole_lab.viz.live import LiveRun
@@ -19,17 +18,11 @@ SLICE_S = 0.15  # wall time the engine may use per callback
 REDRAW_S = 0.4  # shortest wall time between two redraws during a run
 
 
-class OfflineFast(Fast):
-    """Panel's Fast design without its web font (Open Sans from fonts.googleapis.com), the one asset the page
-    would fetch from the internet: offline (a classroom, an air-gapped cluster) it failed to load. The font falls
-    back to the browser's sans-serif."""
-
-    _resources = {k: v for k, v in Fast._resources.items() if k != "font"}
-
-
-def app_page(title: str, sidebar: list, main: list) -> pn.template.FastListTemplate:
-    """The page both apps use: controls in the sidebar, everything served by the app itself."""
-    return pn.template.FastListTemplate(title=title, sidebar=sidebar, main=main, design=OfflineFast)
+def app_page(title: str, sidebar: list, main: list) -> pn.template.BootstrapTemplate:
+    """The page both apps use: controls in the sidebar. Bootstrap, because Panel's Fast templates load a web font
+    from fonts.googleapis.com, which fails offline (a classroom, an air-gapped cluster); this page loads
+    everything from the app's own server."""
+    return pn.template.BootstrapTemplate(title=title, sidebar=sidebar, main=main)
 
 
 class PlotSlot:

@@ -78,7 +78,7 @@ class Exploration(param.Parameterized):
 
     def add_file(self, name: str, path: str) -> None:
         """Offer an uploaded file in the list and pick it."""
-        self.param.simai_file.objects = {**self.param.simai_file.objects, name: path}
+        self.param.simai_file.objects = {**self.param.simai_file.names, name: path}
         self.param.update(simai_file=path, workload=SIMAI)
 
     def memo_file(self) -> str:
@@ -247,7 +247,7 @@ class ExploreApp:
         )
         self.summary.object = explorer_summary(run)
 
-    def view(self) -> pn.template.FastListTemplate:
+    def view(self) -> pn.template.BootstrapTemplate:
         intro = pn.pane.Markdown(
             "Runs the workload in Wormhole mode and shows, as it runs: the partitions (flows grey when simulated "
             "packet by packet, blue when fast-forwarded, orange when taken from the memo DB; white squares are "

@@ -12,10 +12,11 @@ import param
 
 from wormhole_lab.topology.routing import Routes
 from wormhole_lab.viz.analysis import convergence_time_ps, jain_index, steady_flags, steady_params, theta_bound
-from wormhole_lab.viz.app_base import LiveDriver
+from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
 from wormhole_lab.viz.components import cca_plots
 from wormhole_lab.viz.live import LiveRun
 from wormhole_lab.viz.scenarios import SCENARIOS, teaching_scenario
+from wormhole_lab.viz.style import COMPACT_LEGEND
 
 CCAS = {"DCQCN": "dcqcn", "HPCC": "hp", "TIMELY": "timely", "DCTCP": "dctcp"}
 
@@ -191,7 +192,10 @@ class TeachApp:
         )
         self.alert = pn.pane.Alert("", alert_type="warning", visible=False)
         self.summary = pn.pane.Markdown("", css_classes=["lesson-summary"])
-        self.plots = pn.pane.HoloViews(self._placeholder(), sizing_mode="stretch_width")
+        self.plots = PlotSlot(
+            "**Plots** — appear when the run starts: sending rate per flow (with the steady band), window or bytes "
+            "in flight, the busiest queues, the CCA's own state, and Jain's fairness index with the steady detector."
+        )
         self.driver = LiveDriver(self._update, self.alert, self.status)
         self.run_button.on_click(lambda _event: self.start())
         widgets = {
@@ -208,30 +212,32 @@ class TeachApp:
         }
         self.controls = pn.Param(self.lesson, widgets=widgets, show_name=False, sizing_mode="stretch_width")
 
-    @staticmethod
-    def _placeholder():
-        return hv.Curve([], "time", "rate").opts(title="press Run", responsive=True, height=300)
-
     def start(self) -> LiveRun | None:
         return self.driver.start(self.lesson.live)
 
     def _update(self, run: LiveRun, final: bool) -> None:
         layout = cca_plots(run, theta=self.lesson.theta).opts(
             hv.opts.Curve(responsive=True, height=260, tools=["hover"], backend="bokeh"),
-            hv.opts.Overlay(responsive=True, height=260, legend_position="right", backend="bokeh"),
-            hv.opts.NdOverlay(responsive=True, height=260, legend_position="right", backend="bokeh"),
+            hv.opts.Overlay(
+                responsive=True, height=260, legend_position="right", legend_opts=COMPACT_LEGEND, backend="bokeh"
+            ),
+            hv.opts.NdOverlay(
+                responsive=True, height=260, legend_position="right", legend_opts=COMPACT_LEGEND, backend="bokeh"
+            ),
         )
-        self.plots.object = layout
+        self.plots.show(layout)
         self.summary.object = lesson_summary(self.lesson, run)
 
-    def view(self) -> pn.template.FastListTemplate:
+    def view(self) -> pn.template.BootstrapTemplate:
         intro = pn.pane.Markdown(
             "Pick a CCA and a scenario, press **Run**: rates, windows and queues stream in as the simulation "
             "runs. The green band is the steady test's threshold around flow 0's window mean; shaded windows "
             "(Wormhole mode) were fast-forwarded."
         )
-        return pn.template.FastListTemplate(
-            title="wormhole_lab: congestion control, live",
+        return app_page(
+            "wormhole_lab: congestion control, live",
             sidebar=[self.controls, self.run_button],
-            main=[pn.Column(intro, self.status, self.alert, self.summary, self.plots, sizing_mode="stretch_width")],
+            main=[
+                pn.Column(intro, self.status, self.alert, self.summary, self.plots.panel, sizing_mode="stretch_width")
+            ],
         )
