@@ -3,7 +3,9 @@
 import shutil
 import subprocess
 import sys
+import time
 
+import tqdm
 import xarray as xr
 
 from wormhole_lab.cli import main
@@ -138,3 +140,46 @@ def test_sweep_command_runs_a_sweep_file_on_a_local_dask_cluster(tmp_path):
     bad.write_text("topology: {builder: star, n_hosts: 3}\ncca: hp\n")
     done = console("sweep", str(bad))
     assert done.returncode == 2 and "axes" in done.stderr
+
+
+def test_a_run_that_stops_early_says_so_on_stderr_once(tmp_path, capsys):
+    scenario = tmp_path / "chain.yaml"
+    scenario.write_text(
+        "topology: {builder: star, n_hosts: 3}\n"
+        "flows: {file: flows.txt}\n"
+        "cca: hp\n"
+        "config: {stop_time_ps: 20us}\n"
+    )
+    (tmp_path / "flows.txt").write_text("2\n0 1 3 100 1000000 0.0\n1 2 3 100 1000000 0.0\n")
+    assert main(["run", str(scenario), "--out", str(tmp_path), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "flows           0 completed of 2" in captured.out
+    warning = [line for line in captured.err.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "2 of 2 flows did not finish by the stop time" in warning[0]
+    assert "it/s" not in captured.err and "flow/s" not in captured.err  # --quiet: no progress bar
+
+
+def test_the_progress_bar_redraws_by_wall_time_not_by_simulated_time(monkeypatch):
+    """A callback every 100 us of simulated time must not redraw more than about 10 times a second."""
+    from wormhole_lab import cli
+    from wormhole_lab.scenarios import default_scenario
+    from wormhole_lab.simulation import Simulation
+
+    calls = []
+    original = Simulation.__init__
+
+    def record(self, scenario, mode="packet", progress=None, progress_step_ps=10**8):
+        def counting(p):
+            calls.append(p)
+            progress(p)
+
+        original(self, scenario, mode, counting if progress else None, progress_step_ps=10**6)
+
+    redraws = []
+    monkeypatch.setattr(Simulation, "__init__", record)
+    monkeypatch.setattr(tqdm.tqdm, "set_postfix_str", lambda self, text, **_: redraws.append(text))
+    t0 = time.monotonic()
+    cli._simulate(default_scenario(), "packet")
+    wall = time.monotonic() - t0
+    assert len(calls) > 50  # the engine reported every simulated microsecond ...
+    assert len(redraws) <= wall / cli.PROGRESS_REDRAW_S + 2  # ... and the bar redrew at most 10 times a second

@@ -1,5 +1,7 @@
 """Packet mode end to end: timing of a lone flow, conservation, fairness, loss recovery, determinism."""
 
+import warnings
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -175,3 +177,33 @@ def test_each_congestion_control_gives_a_different_result(incast):
     for a in range(len(fcts)):
         for b in range(a + 1, len(fcts)):
             assert not np.array_equal(fcts[a], fcts[b])
+
+
+def chain_with_compute(n=4, gap_ps=2 * 10**9):
+    """n dependent 200 KB transfers, each after the previous one plus 2 ms of compute: about 8 ms in all."""
+    return make_flows(
+        list(range(n)), list(range(1, n + 1)), [200_000] * n, 0,
+        deps=[()] + [(i,) for i in range(n - 1)], gap_ps=[0] + [gap_ps] * (n - 1),
+    )  # fmt: skip
+
+
+def test_a_training_style_run_completes_by_default_however_long_it_needs():
+    from wormhole_lab.simulation import UnfinishedFlowsWarning
+
+    flows = chain_with_compute()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfinishedFlowsWarning)
+        ds = Simulation(Scenario(star(5), flows, preset("hp"))).run()
+    assert ds.attrs["flows_unfinished"] == 0 and ds.attrs["stop_reason"] == "all_done"
+    assert ds.attrs["iteration_time_ps"] > 6 * 10**9
+
+
+def test_an_explicit_stop_time_that_comes_first_warns_and_is_recorded():
+    from wormhole_lab.simulation import UnfinishedFlowsWarning
+
+    config = preset("hp").with_(stop_time_ps=3 * 10**9)  # 3 ms: the second transfer waits until ~2.02 ms
+    with pytest.warns(UnfinishedFlowsWarning, match=r"2 of 4 flows did not finish by the stop time") as record:
+        ds = Simulation(Scenario(star(5), chain_with_compute(), config)).run()
+    assert "stop_time_ps" in str(record[0].message)
+    assert ds.attrs["flows_unfinished"] == 2 and ds.attrs["stop_reason"] == "time"
+    assert "did not finish" in ds.attrs["unfinished_message"]

@@ -36,8 +36,10 @@ EPILOG_MEMO = """examples:
 EPILOG_NS3 = """examples:
   wormhole-lab ns3 config.txt           # like the reference's `third config.txt`
   wormhole-lab ns3 config.txt --mode wormhole   # accelerated; statistics on stderr
-Paths inside the config (TOPOLOGY_FILE, FLOW_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE) are
-relative to the working directory, as in the reference.
+  wormhole-lab ns3 config.txt --telemetry series.nc   # also stream queue/rate/CCA series to a file
+Paths inside the config (TOPOLOGY_FILE, FLOW_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, QLEN_MON_FILE) are
+relative to the working directory, as in the reference. Written: the FCT and PFC files, and the queue-length
+histogram when QLEN_MON_FILE is set; the packet trace (ENABLE_TRACE 1) is not (a note says so).
 """
 
 
@@ -84,20 +86,45 @@ def _load(path):
     return load_scenario(path) if path else default_scenario()
 
 
-def _simulate(scenario, mode: str, out=None):
-    """Run with a progress bar on stderr (simulated time, flows finished, events skipped)."""
+PROGRESS_REDRAW_S = 0.1  # the bar redraws at most this often (wall time), however fast simulated time moves
+
+
+def _simulate(scenario, mode: str, out=None, quiet: bool = False):
+    """Run with a progress bar on stderr (simulated time, flows finished, events skipped) unless ``quiet``.
+
+    Unfinished flows are reported once, by ``_warn_unfinished``, not as a Python warning with a traceback line."""
+    import warnings
+
     from tqdm import tqdm
 
-    from wormhole_lab.simulation import Simulation
+    from wormhole_lab.simulation import Simulation, UnfinishedFlowsWarning
 
-    with tqdm(total=len(scenario.flows), unit="flow", desc=f"{mode:>8}", file=sys.stderr, leave=False) as bar:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnfinishedFlowsWarning)
+        if quiet:
+            return Simulation(scenario, mode=mode).run(out=out)
+        bar = tqdm(
+            total=len(scenario.flows), unit="flow", desc=f"{mode:>8}", file=sys.stderr, leave=False,
+            mininterval=PROGRESS_REDRAW_S,
+        )  # fmt: skip
+        last_draw = [0.0]
 
         def progress(p):
+            now = time.monotonic()
+            if now - last_draw[0] < PROGRESS_REDRAW_S:
+                return
+            last_draw[0] = now
             bar.n = p.flows_done
             skipped = f", ~{p.events_skipped:,} skipped" if p.events_skipped else ""
             bar.set_postfix_str(f"{p.sim_time_ps / 1e6:,.0f} us simulated, {p.events:,} events{skipped}")
 
-        return Simulation(scenario, mode=mode, progress=progress).run(out=out)
+        with bar:
+            return Simulation(scenario, mode=mode, progress=progress).run(out=out)
+
+
+def _warn_unfinished(ds) -> None:
+    if ds.attrs.get("unfinished_message"):
+        print(f"wormhole-lab: warning: {ds.attrs['unfinished_message']}", file=sys.stderr)
 
 
 def _cmd_run(args) -> int:
@@ -112,8 +139,9 @@ def _cmd_run(args) -> int:
     check_writable(fct_path, "--out")
     scenario = _load(args.scenario)
     t0 = time.perf_counter()
-    ds = _simulate(scenario, args.mode, out if store else None)
+    ds = _simulate(scenario, args.mode, out if store else None, quiet=args.quiet)
     print(summary(ds))
+    _warn_unfinished(ds)
     if args.mode == "wormhole":
         print(wormhole_statistics(ds), file=sys.stderr)
     write_lines(fct_path, fct_lines(ds))
@@ -126,8 +154,9 @@ def _cmd_run(args) -> int:
 
 def _cmd_compare(args) -> int:
     scenario = _load(args.scenario)
-    packet = _simulate(scenario, "packet")
-    wormhole = _simulate(scenario, "wormhole")
+    packet = _simulate(scenario, "packet", quiet=args.quiet)
+    wormhole = _simulate(scenario, "wormhole", quiet=args.quiet)
+    _warn_unfinished(packet)
     done = (packet["completed"].values == 1) & (wormhole["completed"].values == 1)
     error = np.abs(wormhole["fct"].values[done] / packet["fct"].values[done] - 1)
     executed, skipped = wormhole.attrs["events_executed"], wormhole.attrs["events_skipped_estimate"]
@@ -228,8 +257,10 @@ def _cmd_memo(args) -> int:
 def _cmd_ns3(args) -> int:
     from wormhole_lab.ns3_run import run_ns3_config
 
-    ds, written = run_ns3_config(args.config, mode=args.mode)
+    notice = lambda text: print(f"wormhole-lab: note: {text}", file=sys.stderr)  # noqa: E731
+    ds, written = run_ns3_config(args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice)
     print(summary(ds))
+    _warn_unfinished(ds)
     if args.mode == "wormhole":
         print(wormhole_statistics(ds), file=sys.stderr)
     print("wrote           " + ", ".join(str(p) for p in written))
@@ -249,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
     run.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
     run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)
     compare = sub.add_parser(
         "compare",
@@ -257,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compare.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
+    compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.set_defaults(func=_cmd_compare)
     sweep = sub.add_parser(
         "sweep",
@@ -295,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ns3.add_argument("config", help="the reference-style config file")
     ns3.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
+    ns3.add_argument(
+        "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
+    )
     ns3.set_defaults(func=_cmd_ns3)
     return parser
 

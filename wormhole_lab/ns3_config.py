@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from wormhole_lab.engine.config import EngineConfig
+from wormhole_lab.engine.config import MAX_STOP_TIME_PS, EngineConfig
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.errors import InputError
 from wormhole_lab.units import parse_rate
@@ -393,6 +393,8 @@ def read_ns3_config(path) -> Ns3Config:
     _check_unsupported(values, where)
     kwargs = {**_absent_values(cca), **{f: values[k] for f, k in _FIELD_KEY.items() if k in values}}
     kwargs["cca"] = cca
+    if kwargs["stop_time_ps"] >= MAX_STOP_TIME_PS:
+        kwargs["stop_time_ps"] = None  # what write_ns3_config writes for "until every flow completes"
     try:
         engine = EngineConfig(**kwargs)
     except InputError as exc:
@@ -517,9 +519,11 @@ def _engine_lines(e: EngineConfig) -> dict:
             f"{e.buffer_bytes} B is not a whole number of MB (x1024x1024)",
             "BUFFER_SIZE is an integer number of MB; use a multiple of 1048576 bytes",
         )
-    stop = _fmt_2f(e.stop_time_ps / _PS_PER_S)
-    if round(float(stop) * _PS_PER_S) != e.stop_time_ps:
-        stop = format_seconds(e.stop_time_ps)
+    # the reference always needs a stop time: "until every flow completes" becomes the longest we accept
+    stop_ps = MAX_STOP_TIME_PS if e.stop_time_ps is None else e.stop_time_ps
+    stop = _fmt_2f(stop_ps / _PS_PER_S)
+    if round(float(stop) * _PS_PER_S) != stop_ps:
+        stop = format_seconds(stop_ps)
     b = {True: "1", False: "0"}
     return {
         "ENABLE_QCN": b[e.enable_ecn],

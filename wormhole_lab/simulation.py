@@ -1,6 +1,7 @@
 """Scenario -> results: the one entry point notebooks, the CLI and the apps use."""
 
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ import xarray as xr
 import wormhole_lab
 from wormhole_lab.engine import invariants
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine.config import EngineConfig
+from wormhole_lab.engine.config import MAX_STOP_TIME_PS, EngineConfig
 from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
 from wormhole_lab.engine.timing import serialisation_ps
@@ -98,6 +99,29 @@ class Progress:
     events_skipped: int
 
 
+class UnfinishedFlowsWarning(UserWarning):
+    """A run ended with flows that did not complete (its stop time came first, or nothing was left to happen)."""
+
+
+def unfinished_message(ds: xr.Dataset) -> str:
+    """What a run that left flows unfinished tells its user: how many, why, and how to run longer; '' if none."""
+    left = int(ds.attrs["flows_unfinished"])
+    if not left:
+        return ""
+    total = ds.sizes["flow"]
+    if ds.attrs["stop_reason"] == "time":
+        return (
+            f"{left:,} of {total:,} flows did not finish by the stop time "
+            f"({ds.attrs['sim_end_ps'] / 1e12:g} s simulated); raise it (EngineConfig.stop_time_ps, "
+            "config.stop_time_ps in a scenario file, SIMULATOR_STOP_TIME in a reference config) or leave it "
+            "unset to run until every flow completes"
+        )
+    return (
+        f"{left:,} of {total:,} flows did not finish and no event was left to run at "
+        f"{ds.attrs['sim_end_ps'] / 1e12:g} s (stopped: {ds.attrs['stop_reason']}); check the flows' dependencies"
+    )
+
+
 class Simulation:
     """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
 
@@ -124,9 +148,14 @@ class Simulation:
         builder = None
         if telemetry.enabled:
             ports, flow_ids = telemetry.select(scenario.topology, len(scenario.flows), _min_interval_ps(scenario))
-            state.attach_telemetry(ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples)
-            builder = ChunkBuilder(scenario.topology, scenario.flows, ports, flow_ids, scenario.config.cca)
-        horizon = scenario.config.stop_time_ps
+            state.attach_telemetry(
+                ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples,
+                telemetry.start_ps, telemetry.end_ps, telemetry.idle_samples,
+            )  # fmt: skip
+            builder = ChunkBuilder(
+                scenario.topology, scenario.flows, ports, flow_ids, scenario.config.cca, telemetry.interval_ps
+            )
+        horizon = scenario.config.stop_time_ps or MAX_STOP_TIME_PS
         controller = None
         if self.mode == "wormhole":
             data_header, ack_wire = int(state.ci[L.CI_DATA_HDR]), int(state.ci[L.CI_ACK_WIRE])
@@ -181,6 +210,10 @@ class Simulation:
                 attrs = self._attrs(prepared, stop, wall)
                 self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
                 self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
+                self.flows.attrs["flows_unfinished"] = int((self.flows["completed"].values == 0).sum())
+                self.flows.attrs["unfinished_message"] = unfinished_message(self.flows)
+                if self.flows.attrs["unfinished_message"]:
+                    warnings.warn(self.flows.attrs["unfinished_message"], UnfinishedFlowsWarning, stacklevel=3)
                 if controller is not None:
                     controller.finish(state.now_ps)
                     self.flows = add_wormhole_results(self.flows, controller)

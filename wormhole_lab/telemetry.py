@@ -34,7 +34,9 @@ class Telemetry:
     ``ports``: "switch" (every switch egress port, the default), "all", explicit port ids, or None.
     ``flows``: "all" (default), explicit flow ids, or None. Default selections stop at ``max_ports`` /
     ``max_flows`` with a ``TelemetryCapWarning``. ``interval_ps`` must be at least one full packet's
-    serialisation time on the fastest link; ``Telemetry.off()`` records nothing (fastest).
+    serialisation time on the fastest link; ``Telemetry.off()`` records nothing (fastest). Samples start at
+    ``start_ps`` and end with the first one at or after ``end_ps`` (None: after the last completion). While the
+    network is idle (before the first flow, in compute gaps) nothing is sampled unless ``idle_samples``.
     """
 
     interval_ps: int = DEFAULT_INTERVAL_PS
@@ -44,6 +46,9 @@ class Telemetry:
     max_ports: int = 4096
     max_flows: int = 4096
     enabled: bool = True
+    start_ps: int = 0
+    end_ps: int | None = None
+    idle_samples: bool = False
 
     @classmethod
     def off(cls) -> "Telemetry":
@@ -63,6 +68,14 @@ class Telemetry:
                 f"{self.interval_ps} ps is shorter than one packet's serialisation "
                 f"({min_interval_ps} ps on the fastest link), so rates would be meaningless",
                 f"use at least {min_interval_ps} ps",
+            )
+        if self.start_ps < 0:
+            raise InputError("Telemetry.start_ps", f"must not be negative, got {self.start_ps}", "use 0 or more")
+        if self.end_ps is not None and self.end_ps < self.start_ps:
+            raise InputError(
+                "Telemetry.end_ps",
+                f"{self.end_ps} ps is before start_ps ({self.start_ps} ps)",
+                "give an end at or after the start, or None",
             )
         if self.chunk_samples < 1:
             raise InputError(
@@ -137,7 +150,8 @@ CCA_VARIABLES = {
 class ChunkBuilder:
     """Turns raw chunks into Datasets; remembers the last cumulative counters so rates span chunk edges."""
 
-    def __init__(self, topo, flows, ports: np.ndarray, flow_ids: np.ndarray, cca: str):
+    def __init__(self, topo, flows, ports: np.ndarray, flow_ids: np.ndarray, cca: str, interval_ps: int):
+        self.interval_ps = interval_ps
         self.ports = ports
         self.flow_ids = flow_ids
         self.cca = cca
@@ -163,7 +177,9 @@ class ChunkBuilder:
         prev_tx = np.vstack([self._last_tx[None, :], tx[:-1]])
         prev_marks = np.vstack([self._last_marks[None, :], marks[:-1]])
         dt = np.diff(np.concatenate([[self._last_time], times]))
-        rate = np.where(dt[:, None] > 0, (tx - prev_tx) * 8e12 / np.maximum(dt, 1)[:, None], 0.0)
+        # after an idle gap that the sampler jumped over, every byte was sent within the last interval
+        span = np.clip(dt, 1, self.interval_ps)[:, None]
+        rate = np.where(dt[:, None] > 0, (tx - prev_tx) * 8e12 / span, 0.0)
         if len(times):
             self._last_tx, self._last_marks, self._last_time = tx[-1].copy(), marks[-1].copy(), int(times[-1])
         active = flow_rows[:, :, L.TF_ACTIVE] == 1

@@ -18,6 +18,8 @@ CC_MODE_OF = {"dcqcn": 1, "hpcc": 3, "timely": 7, "dctcp": 8}
 INT_LINE_RATES = (25 * 10**9, 50 * 10**9, 100 * 10**9, 200 * 10**9, 400 * 10**9)
 """Link speeds an INT hop can encode (int-header.h lineRateValues); HPCC needs every switch port at one."""
 
+# a run without a stop time runs to this instant at most (53 days): far beyond any run, far from int64 overflow
+MAX_STOP_TIME_PS = 2**62
 DEFAULT_RTO_PS = 4_000_000_000  # 4 ms: far above any RTT in a data centre, short enough to recover in a test
 
 
@@ -81,7 +83,8 @@ class EngineConfig:
     timely_min_rtt_ps: int = 20_000_000  # 20 us: normalises the RTT gradient
     # run
     time_quantum_ps: int = 1000  # serialisation times truncated to 1 ns as the reference's clock; 1 for exact ps
-    stop_time_ps: int = 4 * 10**12  # SIMULATOR_STOP_TIME
+    # SIMULATOR_STOP_TIME; None: until every flow completes (or nothing is left to happen)
+    stop_time_ps: int | None = None
     seed: int = 1  # seeds the ECN marking draws
     # the engine's tables (packet pool, event heap, flows, telemetry buffers) stop with a clear error
     # beyond this many bytes instead of swapping; None: half of this machine's memory
@@ -121,13 +124,18 @@ class EngineConfig:
             "rate_decrease_interval_ps",
             "rp_timer_ps",
             "min_rate_bps",
-            "stop_time_ps",
         ]
         for name in positive:
             if getattr(self, name) <= 0:
                 raise InputError(
                     f"EngineConfig.{name}", f"must be positive, got {getattr(self, name)}", "use a value above 0"
                 )
+        if self.stop_time_ps is not None and not 0 < self.stop_time_ps <= MAX_STOP_TIME_PS:
+            raise InputError(
+                "EngineConfig.stop_time_ps",
+                f"must be positive and at most {MAX_STOP_TIME_PS} ps, got {self.stop_time_ps}",
+                "give a time in ps, or None to run until every flow completes",
+            )
         for name in ["timely_t_low_ps", "timely_t_high_ps", "timely_min_rtt_ps", "int_multi"]:
             if getattr(self, name) <= 0:
                 raise InputError(

@@ -246,7 +246,10 @@ CI_STEADY_INTERVAL = 34  # steady-test sampling interval, ps (0: plain packet mo
 CI_STEADY_WINDOW = 35  # l: samples in the steady-test window
 CI_CHECK = 36  # 1: check invariants inside the kernel
 CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
-CI_N = 38
+CI_SAMPLE_END = 38  # telemetry: the last sample is the first one at or after this time, ps (SAMPLE_NO_END: none)
+CI_SAMPLE_IDLE = 39  # telemetry: 1 samples through idle periods too (0: the sampler jumps over them)
+CI_N = 40
+SAMPLE_NO_END = 2**62  # CI_SAMPLE_END of a sampler without a window: it stops after the last completion
 
 CF_G = 0
 CF_RATE_FIRST_CNP = 1

@@ -34,6 +34,7 @@ from wormhole_lab.engine.layout import (
     PA_SKIP_END,
     PA_UNSTEADY,
 )
+from wormhole_lab.engine.sampling import next_sample_time
 
 
 @kernel
@@ -90,7 +91,9 @@ def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, n
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
             _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f)
-    push(g, heap, now + ci[CI_STEADY_INTERVAL], EV_STEADY_SAMPLE, 0, 0)
+    nxt = next_sample_time(g, heap, now, ci[CI_STEADY_INTERVAL])
+    if nxt >= 0:
+        push(g, heap, nxt, EV_STEADY_SAMPLE, 0, 0)
     return mark_candidates(g, fl, ci, parts, active, now)
 
 

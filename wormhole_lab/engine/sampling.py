@@ -5,9 +5,12 @@ import numpy as np
 from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    CI_SAMPLE_END,
+    CI_SAMPLE_IDLE,
     CI_SAMPLE_INTERVAL,
     CI_VAR_WIN,
     EV_SAMPLE,
+    EV_STEADY_SAMPLE,
     FF_ALPHA,
     FF_U,
     FL_LAST_RTT,
@@ -23,7 +26,12 @@ from wormhole_lab.engine.layout import (
     FS_ACTIVE,
     G_DONE_COUNT,
     G_FINAL_SAMPLED,
+    G_HEAP_SIZE,
+    G_N_ACTIVE,
+    G_PKTS_IN_USE,
     G_TEL_ROW,
+    H_KIND,
+    H_TIME,
     PA_SKIP_END,
     PA_SKIP_START,
     PT_DATA_BYTES,
@@ -33,6 +41,7 @@ from wormhole_lab.engine.layout import (
     PT_SKIP_CURRENT,
     PT_SKIPPED_BYTES,
     PT_TX_BYTES,
+    SAMPLE_NO_END,
     TF_ACKED,
     TF_ACTIVE,
     TF_ALPHA,
@@ -57,6 +66,26 @@ def _skip_progress(parts, part, now):
     if end <= now or end <= start:
         return 1.0
     return (now - start) / (end - start)
+
+
+@kernel
+def next_sample_time(g, heap, now, interval):
+    """When a periodic sampler next needs to run: one ``interval`` on, or, while the network is idle (no flow
+    active, no packet anywhere), the first point of its grid at or after the next other event, so idle time
+    costs no samples; -1 when no other event is left (nothing can change any more)."""
+    nxt = now + interval
+    if g[G_N_ACTIVE] > 0 or g[G_PKTS_IN_USE] > 0:
+        return nxt
+    first = -1
+    for i in range(g[G_HEAP_SIZE]):
+        kind = heap[i, H_KIND]
+        if kind != EV_SAMPLE and kind != EV_STEADY_SAMPLE and (first < 0 or heap[i, H_TIME] < first):
+            first = heap[i, H_TIME]
+    if first < 0:
+        return -1
+    if first <= nxt:
+        return nxt
+    return now + (first - now + interval - 1) // interval * interval
 
 
 @kernel
@@ -93,7 +122,17 @@ def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel
         tel_flow[row, j, TF_RTT] = fl[f, FL_LAST_RTT]
         tel_flow[row, j, TF_SKIPPING] = fl[f, FL_PART] >= 0 and parts[fl[f, FL_PART], PA_SKIP_END] > now
     g[G_TEL_ROW] = row + 1
-    if g[G_DONE_COUNT] == fl.shape[0]:
+    end = ci[CI_SAMPLE_END]
+    # after the last completion only a sampler asked to cover idle time up to a window's end goes on
+    done = g[G_DONE_COUNT] == fl.shape[0] and (not ci[CI_SAMPLE_IDLE] or end == SAMPLE_NO_END)
+    if now >= end or done:
+        g[G_FINAL_SAMPLED] = 1
+        return
+    if ci[CI_SAMPLE_IDLE]:
+        push(g, heap, now + ci[CI_SAMPLE_INTERVAL], EV_SAMPLE, 0, 0)
+        return
+    nxt = next_sample_time(g, heap, now, ci[CI_SAMPLE_INTERVAL])
+    if nxt < 0:
         g[G_FINAL_SAMPLED] = 1
     else:
-        push(g, heap, now + ci[CI_SAMPLE_INTERVAL], EV_SAMPLE, 0, 0)
+        push(g, heap, nxt, EV_SAMPLE, 0, 0)

@@ -78,15 +78,29 @@ class EngineState:
         self.__dict__.pop("_arrays", None)  # a table was replaced (grown or attached)
         object.__setattr__(self, name, value)
 
-    def attach_telemetry(self, ports: np.ndarray, flows: np.ndarray, interval_ps: int, chunk_rows: int) -> None:
-        """Sample ``ports`` and ``flows`` every ``interval_ps`` from t=0 into chunks of ``chunk_rows`` rows."""
+    def attach_telemetry(
+        self, ports: np.ndarray, flows: np.ndarray, interval_ps: int, chunk_rows: int,
+        start_ps: int = 0, end_ps: int | None = None, idle_samples: bool = False,
+    ) -> None:  # fmt: skip
+        """Sample ``ports`` and ``flows`` every ``interval_ps`` from ``start_ps`` (to the first sample at or after
+        ``end_ps``) into chunks of ``chunk_rows`` rows. Unless ``idle_samples``, the sampler skips idle time:
+        the first sample is the first point of the grid at or after the first event."""
         self.sel_ports = np.ascontiguousarray(ports, dtype=np.int64)
         self.sel_flows = np.ascontiguousarray(flows, dtype=np.int64)
         self.tel_time = np.zeros(chunk_rows, dtype=np.int64)
         self.tel_port = np.zeros((chunk_rows, len(ports), L.TP_N), dtype=np.int64)
         self.tel_flow = np.zeros((chunk_rows, len(flows), L.TF_N), dtype=np.float64)
         self.ci[L.CI_SAMPLE_INTERVAL] = interval_ps
-        push(self.g, self.heap, 0, L.EV_SAMPLE, 0, 0)
+        self.ci[L.CI_SAMPLE_END] = L.SAMPLE_NO_END if end_ps is None else end_ps
+        self.ci[L.CI_SAMPLE_IDLE] = idle_samples
+        first = start_ps if idle_samples else self._first_grid_point(start_ps, interval_ps)
+        push(self.g, self.heap, first, L.EV_SAMPLE, 0, 0)
+
+    def _first_grid_point(self, origin: int, interval: int) -> int:
+        """The first time ``origin + k * interval`` (k >= 0) at or after the earliest scheduled event."""
+        pending = self.heap[: self.g[L.G_HEAP_SIZE], L.H_TIME]
+        first = int(pending.min()) if len(pending) else origin
+        return origin + max(0, -(-(first - origin) // interval)) * interval
 
     def attach_partitions(self, interval_ps: int, window: int, theta: float, eager: np.ndarray) -> None:
         """Turn on the steady-state test (every ``interval_ps``, over ``window`` samples, threshold ``theta``)
@@ -103,7 +117,7 @@ class EngineState:
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps
         self.ci[L.CI_STEADY_WINDOW] = window
         self.cf[L.CF_THETA] = theta
-        push(self.g, self.heap, 0, L.EV_STEADY_SAMPLE, 0, 0)
+        push(self.g, self.heap, self._first_grid_point(0, interval_ps), L.EV_STEADY_SAMPLE, 0, 0)
 
     def take_chunk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Copies of the filled telemetry rows; the chunk buffer is then reused."""

@@ -1,0 +1,70 @@
+"""The reference's queue-length monitor (``QLEN_MON_FILE``), built from telemetry chunks.
+
+third.cc's ``monitor_buffer`` samples every 100 ns from ``QLEN_MON_START`` to the first sample at or after
+``QLEN_MON_END`` (ns). Each sample adds, for every switch port, its egress bytes (all classes the MMU
+accounts: the data class) divided by 1000 to a histogram of counts per KB. Whenever the sample time is a
+multiple of 0.1 s it writes ``time: T`` and one line per switch port, ``switch port c0 c1 ...``: the counts so
+far, up to the largest bucket seen. Switches in node order, ports by ns-3 interface index.
+"""
+
+import numpy as np
+
+from wormhole_lab.telemetry import Telemetry
+
+INTERVAL_PS = 100_000  # third.cc: qlen_mon_interval = 100 ns
+DUMP_EVERY_PS = 10**11  # third.cc: qlen_dump_interval = 100000000 ns
+DEFAULT_START_NS = 2_000_000_000  # third.cc's globals, used when the config omits the keys
+DEFAULT_END_NS = 2_100_000_000
+
+
+class QlenHistogram:
+    """Counts per (switch port, KB) over the telemetry chunks of a run, and the reference's text dumps."""
+
+    def __init__(self, ports: np.ndarray, switch_ids: np.ndarray, ifindex: np.ndarray):
+        order = np.lexsort((ifindex, switch_ids))
+        self.ports = np.asarray(ports)[order]
+        self.labels = [f"{s} {i}" for s, i in zip(switch_ids[order], ifindex[order], strict=True)]
+        self.counts = np.zeros((len(self.ports), 1), dtype=np.int64)
+        self.seen = np.zeros(len(self.ports), dtype=np.int64)  # buckets each port has seen (the vector's size)
+        self.lines: list[str] = []
+
+    @classmethod
+    def for_topology(cls, topo) -> "QlenHistogram":
+        ports = np.flatnonzero(topo.is_switch[topo.port_node()])
+        return cls(ports, topo.port_node()[ports], topo.port_ifindex()[ports])
+
+    def telemetry(self, start_ns: int | None, end_ns: int | None) -> Telemetry:
+        """The sampling the monitor needs: these ports, every 100 ns through the window, idle time included."""
+        start = DEFAULT_START_NS if start_ns is None else start_ns
+        end = DEFAULT_END_NS if end_ns is None else end_ns
+        return Telemetry(
+            interval_ps=INTERVAL_PS, ports=self.ports.tolist(), flows=None, chunk_samples=4096,
+            start_ps=start * 1000, end_ps=end * 1000, idle_samples=True,
+        )  # fmt: skip
+
+    def add(self, chunk) -> None:
+        """Fold one telemetry chunk in, writing a dump at every sample on a 0.1 s boundary."""
+        queue = chunk["port_queue"].sel(port=self.ports).values
+        times = chunk["time"].values
+        kb = queue // 1000
+        begin = 0
+        for row in np.flatnonzero(times % DUMP_EVERY_PS == 0):
+            self._count(kb[begin : row + 1])
+            begin = row + 1
+            self._dump(int(times[row]) // 1000)
+        self._count(kb[begin:])
+
+    def _count(self, kb: np.ndarray) -> None:
+        if not kb.size:
+            return
+        width = int(kb.max()) + 1
+        if width > self.counts.shape[1]:
+            self.counts = np.pad(self.counts, ((0, 0), (0, width - self.counts.shape[1])))
+        rows = np.broadcast_to(np.arange(len(self.ports)), kb.shape)
+        np.add.at(self.counts, (rows.ravel(), kb.ravel()), 1)
+        self.seen = np.maximum(self.seen, kb.max(axis=0) + 1)
+
+    def _dump(self, time_ns: int) -> None:
+        self.lines.append(f"time: {time_ns}")
+        for label, counts, seen in zip(self.labels, self.counts, self.seen, strict=True):
+            self.lines.append(" ".join([label, *map(str, counts[:seen].tolist())]))
