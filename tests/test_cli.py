@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import tqdm
 import xarray as xr
 
@@ -183,3 +184,20 @@ def test_the_progress_bar_redraws_by_wall_time_not_by_simulated_time(monkeypatch
     wall = time.monotonic() - t0
     assert len(calls) > 50  # the engine reported every simulated microsecond ...
     assert len(redraws) <= wall / cli.PROGRESS_REDRAW_S + 2  # ... and the bar redrew at most 10 times a second
+
+
+def test_traffic_writes_a_flow_file_the_ns3_drop_in_reads(tmp_path, data_dir, capsys):
+    from wormhole_lab.workload.hpcc_flow_format import read_flows
+
+    out = tmp_path / "flow.txt"
+    cdf = data_dir / "cdf" / "ten_point.txt"
+    args = ["traffic", "--cdf", str(cdf), "--load", "0.3", "--hosts", "16", "--bw", "100G", "--time", "0.001"]
+    assert main([*args, "--seed", "7", "-o", str(out)]) == 0
+    flows = read_flows(out)
+    assert f"{len(flows):,} flows" in capsys.readouterr().out and len(flows) > 50
+    assert flows.start_ps.min() >= 2 * 10**12 and np.all(flows.src != flows.dst) and flows.src.max() < 16
+    again = tmp_path / "again.txt"
+    assert main([*args, "--seed", "7", "-o", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    assert main([*args[:-2], "--time", "-1", "-o", str(out)]) == 2
+    assert "duration" in capsys.readouterr().err

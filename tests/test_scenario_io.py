@@ -520,3 +520,13 @@ def test_poisson_source_bad_cdf_is_located_in_the_cdf_file(tmp_path):
     with pytest.raises(InputError) as err:
         load_scenario(write(tmp_path, POISSON))
     assert err.value.where == f"{tmp_path / 'ten.txt'}:3" and "does not increase" in err.value.problem
+
+
+def test_telemetry_window_and_idle_samples_are_scenario_keys(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "topology: {builder: star, n_hosts: 2}\nflows: {incast: {senders: [1], receiver: 0, size: 1000}}\ncca: hp\n"
+        "telemetry: {start_ps: 1us, end_ps: 5us, idle_samples: true}\n"
+    )
+    t = load_scenario(path).telemetry
+    assert (t.start_ps, t.end_ps, t.idle_samples) == (10**6, 5 * 10**6, True)

@@ -2,6 +2,7 @@
 reference-style config unchanged, and look after memo DB files."""
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,12 @@ EPILOG_MEMO = """examples:
   wormhole-lab memo info memo.sqlite
   wormhole-lab memo merge memo.sqlite worker1.sqlite worker2.sqlite
   wormhole-lab memo clear memo.sqlite
+"""
+EPILOG_TRAFFIC = """examples:
+  wormhole-lab traffic --cdf WebSearch_distribution.txt --load 0.3 --hosts 320 --bw 100G --time 0.005 -o flow.txt
+The reference's traffic generator (traffic_gen.py): per host, Poisson arrivals at load x bandwidth / mean
+size, uniform destinations among the other hosts, sizes from the CDF file ('size percent' lines), starting
+after --base-time (2 s, as the reference). Unlike the reference it takes a --seed, so a workload repeats.
 """
 EPILOG_NS3 = """examples:
   wormhole-lab ns3 config.txt           # like the reference's `third config.txt`
@@ -254,6 +261,19 @@ def _cmd_memo(args) -> int:
     return 0
 
 
+def _cmd_traffic(args) -> int:
+    from wormhole_lab.units import parse_rate
+    from wormhole_lab.workload.traffic_gen import traffic_command
+
+    bw = args.bw + "bps" if re.fullmatch(r"[0-9.]+[kKMGT]", args.bw) else args.bw  # the reference writes 10G
+    n = traffic_command(
+        args.cdf, args.load, args.hosts, parse_rate(bw, "--bw"), args.time, args.seed, args.output,
+        base_time_s=args.base_time, like_reference=args.like_reference,
+    )  # fmt: skip
+    print(f"wrote           {args.output}: {n:,} flows")
+    return 0
+
+
 def _cmd_ns3(args) -> int:
     from wormhole_lab.ns3_run import run_ns3_config
 
@@ -332,6 +352,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
     )
     ns3.set_defaults(func=_cmd_ns3)
+    traffic = sub.add_parser(
+        "traffic",
+        help="write an HPCC flow file of Poisson arrivals with sizes from a CDF (the reference's generator)",
+        epilog=EPILOG_TRAFFIC,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    traffic.add_argument("--cdf", required=True, help="flow-size CDF file: lines 'size_bytes percent'")
+    traffic.add_argument("--load", type=float, required=True, help="offered load per host, in (0, 1]")
+    traffic.add_argument("--hosts", type=int, required=True, help="number of hosts (ids 0..N-1)")
+    traffic.add_argument("--bw", default="10G", help="host link rate, e.g. 100G or 25Gbps (default 10G, as theirs)")
+    traffic.add_argument("--time", type=float, required=True, help="length of the arrival window, seconds")
+    traffic.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    traffic.add_argument("--base-time", type=float, default=2.0, help="first possible arrival, seconds (default 2)")
+    traffic.add_argument(
+        "--like-reference", action="store_true",
+        help="keep the reference's quirks: each host's last arrival dropped, gaps truncated to whole ns",
+    )  # fmt: skip
+    traffic.add_argument("-o", "--output", required=True, help="the flow file to write")
+    traffic.set_defaults(func=_cmd_traffic)
     return parser
 
 

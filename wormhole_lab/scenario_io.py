@@ -80,7 +80,10 @@ FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
 TRAINING_KEYS = ("model", "n_gpus", *TRAINING_OPTIONS)
 POISSON_KEYS = ("cdf", "load", "duration", "seed", "base_time", "like_reference")
-TELEMETRY_KEYS = ("interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled")
+TELEMETRY_KEYS = (
+    "interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled",
+    "start_ps", "end_ps", "idle_samples",
+)  # fmt: skip
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
 _CONFIG_TYPES = {f.name: f.type for f in fields(EngineConfig)}
 _ECN_MAPS = ("kmin_bytes", "kmax_bytes", "pmax")
@@ -582,9 +585,9 @@ class _Loader:
         args = {}
         for key, value in spec.items():
             sub = path + (key,)
-            if key == "interval_ps":
-                args[key] = self.time(value, sub)
-            elif key == "enabled":
+            if key in ("interval_ps", "start_ps", "end_ps"):
+                args[key] = None if key == "end_ps" and value is None else self.time(value, sub)
+            elif key in ("enabled", "idle_samples"):
                 args[key] = self.boolean(value, sub)
             elif key in ("ports", "flows"):
                 args[key] = self.selection(value, sub, ("switch", "all") if key == "ports" else ("all",))
