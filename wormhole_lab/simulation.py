@@ -13,7 +13,7 @@ from wormhole_lab.engine import invariants
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.config import MAX_STOP_TIME_PS, EngineConfig
 from wormhole_lab.engine.runner import advance, compile_engine
-from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, build_state
+from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, ResourceLimitError, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
 from wormhole_lab.interrupts import deferred_signals
@@ -144,6 +144,8 @@ class Simulation:
         fmt = check_store_path(out, fmt) if out is not None else None
         prepared = prepare(scenario)
         state = prepared.state
+        state.outside_bytes = scenario.flows.nbytes
+        self._state = state
         telemetry = scenario.telemetry
         builder = None
         if telemetry.enabled:
@@ -223,6 +225,24 @@ class Simulation:
             if writer is not None:
                 writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
 
+    def _keep(self, chunk: xr.Dataset, kept: list) -> None:
+        """Count a telemetry chunk kept in memory against the cap, before it is kept."""
+        state, cap = self._state, self.scenario.config.memory_cap_bytes
+        series = sum(c.nbytes for c in kept) + chunk.nbytes
+        total = state.nbytes() + self.scenario.flows.nbytes + series
+        if total > cap:
+            rows = sum(c.sizes["time"] for c in kept) + chunk.sizes["time"]
+            raise ResourceLimitError(
+                f"telemetry kept in memory would take the run to {total / 2**30:.2f} GiB at "
+                f"t={state.now_ps} ps, over the {cap / 2**30:.2f} GiB cap (EngineConfig.memory_cap_bytes): "
+                f"{series / 2**30:.2f} GiB of series, {rows:,} samples x {chunk.sizes['port']} ports and "
+                f"{chunk.sizes['flow']} flows; the engine's tables hold {state.nbytes() / 2**30:.2f} GiB. "
+                "Fix: stream the series to a file (run(out='series.nc'); --out series.nc or --telemetry series.nc), "
+                "sample less often (Telemetry(interval_ps=...)), record fewer ports or flows "
+                "(Telemetry(ports=[...], flows=None)), or raise the cap",
+            )
+        state.outside_bytes = self.scenario.flows.nbytes + series
+
     def _progress(self, state, controller) -> Progress:
         skipped = int(controller.ff.events_skipped) if controller is not None else 0
         return Progress(
@@ -232,10 +252,17 @@ class Simulation:
     def run(self, out=None, fmt: str | None = None) -> xr.Dataset:
         """The flow table plus every telemetry series, in one Dataset.
 
-        With ``out`` the series go to disk chunk by chunk (memory stays bounded) and are read back lazily."""
-        chunks = [chunk for chunk in self.stream(out, fmt) if out is None]
+        With ``out`` the series go to disk chunk by chunk (memory stays bounded) and are read back lazily.
+        Without it they are kept in memory, inside ``EngineConfig.memory_cap_bytes`` with everything else: a
+        chunk that would go over the cap stops the run with a ResourceLimitError saying how to shrink it."""
         if out is not None:
+            for _ in self.stream(out, fmt):
+                pass
             return open_store(out)
+        chunks = []
+        for chunk in self.stream(out, fmt):
+            self._keep(chunk, chunks)
+            chunks.append(chunk)
         if not chunks:
             return self.flows
         series = xr.concat(chunks, dim="time", data_vars="all", coords="minimal", compat="override")

@@ -43,3 +43,20 @@ def test_growth_past_the_memory_cap_is_a_clear_error(incast, monkeypatch):
     cap = prepare(scenario).state.nbytes() + 8 * 1024  # room to start, not to double the packet pool
     with pytest.raises(state.ResourceLimitError, match="over the .* GiB cap"):
         Simulation(replace(scenario, config=scenario.config.with_(memory_cap_bytes=cap))).run()
+
+
+def test_telemetry_kept_in_memory_counts_against_the_cap_and_says_how_to_shrink_it(incast, tmp_path):
+    """A run whose in-memory series would pass a small cap stops before keeping the chunk that passes it."""
+    from dataclasses import replace
+
+    from wormhole_lab.simulation import prepare
+    from wormhole_lab.telemetry import Telemetry
+
+    scenario = replace(incast(8, 400_000), telemetry=Telemetry(chunk_samples=20))
+    engine = prepare(scenario).state.nbytes()
+    small = replace(scenario, config=scenario.config.with_(memory_cap_bytes=engine + 200_000))
+    with pytest.raises(state.ResourceLimitError, match="telemetry kept in memory") as error:
+        Simulation(small).run()
+    assert "stream the series to a file" in str(error.value) and "interval_ps" in str(error.value)
+    streamed = Simulation(small).run(out=tmp_path / "series.nc")  # on disk, the same cap is no problem
+    assert int(streamed["completed"].sum()) == 8 and streamed.sizes["time"] > 20

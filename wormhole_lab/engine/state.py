@@ -133,12 +133,24 @@ class EngineState:
         """Memory held by the engine's tables."""
         return sum(a.nbytes for a in self.arrays())
 
+    @property
+    def outside_bytes(self) -> int:
+        """Memory the run holds outside these tables (flow table, telemetry kept in memory), set by the layer
+        above so that one cap covers everything."""
+        return self.__dict__.get("_outside_bytes", 0)
+
+    @outside_bytes.setter
+    def outside_bytes(self, value: int) -> None:
+        self.__dict__["_outside_bytes"] = int(value)
+
     def _check_cap(self, extra: int, what: str) -> None:
         cap = int(self.ci[L.CI_MEMORY_CAP])
-        if cap and self.nbytes() + extra > cap:
+        total = self.nbytes() + self.outside_bytes + extra
+        if cap and total > cap:
             raise ResourceLimitError(
-                f"growing the {what} at t={self.now_ps} ps would take the engine's tables to "
-                f"{(self.nbytes() + extra) / 2**30:.2f} GiB, over the {cap / 2**30:.2f} GiB cap "
+                f"growing the {what} at t={self.now_ps} ps would take the run to {total / 2**30:.2f} GiB "
+                f"(engine tables {self.nbytes() / 2**30:.2f} GiB, flow table and telemetry kept in memory "
+                f"{self.outside_bytes / 2**30:.2f} GiB), over the {cap / 2**30:.2f} GiB cap "
                 "(raise EngineConfig.memory_cap_bytes, shrink the scenario, or keep PFC on so queues stay bounded)"
             )
 

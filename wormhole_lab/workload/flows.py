@@ -46,6 +46,11 @@ class FlowTable:
         return int(self.src.shape[0])
 
     @property
+    def nbytes(self) -> int:
+        """Memory held by the table's arrays."""
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
+    @property
     def has_dependencies(self) -> bool:
         return len(self.dep_ids) > 0
 
