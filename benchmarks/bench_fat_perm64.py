@@ -1,13 +1,14 @@
-"""Packet-mode benchmark on the reference's fat_perm64 inputs (320-host fat tree, 64 x 10 MB, DCQCN).
+"""Packet engine against the reference on its fat_perm64 inputs (320-host fat tree, 64 x 10 MB), side by side.
 
-Prints, all measured in this one run:
-- Numba compile time on a cold and on a warm cache (each in a fresh process);
-- the reference config (DCQCN, telemetry off): simulation wall time, packet events per second,
-  mean and max FCT, and the ratio to the reference ns-3's ~46 s for this scenario (issue 2's figure);
-- the same with full telemetry (every switch port and flow at 1 us) and its slowdown ratio;
-- events per second for each congestion control (DCQCN, HPCC, TIMELY, DCTCP) on the same scenario.
+Cases: fat_perm64 under DCQCN (its own config) and HPCC (the same config with the keys in which the reference's
+HPCC validation config differs), and a larger one: 256 x 10 MB on the same fat tree (a derangement of 256
+hosts, seed 1), DCQCN. Each case: ``wormhole-lab ns3 config.txt`` and the reference's ``third config.txt`` run
+alternately ``--repeat`` times each as whole processes; printed are the medians, peak memory, events per
+second of each (ours: executed, from its summary; the reference: scheduled, from ORACLE_EVENTS_SCHEDULED) and
+the ratios, plus per-flow FCT agreement. Without ``--reference`` only our figures are printed, and it says that
+no ratio was measured. Also: Numba compile time on a cold and on a warm cache, each in a new process.
 
-usage: python benchmarks/bench_fat_perm64.py [--shared PATH_TO_SHARED]
+usage: python benchmarks/bench_fat_perm64.py [--reference PATH/run-third] [--repeat 3] [--cases dcqcn,hpcc,perm256]
 """
 
 import argparse
@@ -15,11 +16,22 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
-REFERENCE_NS3_SECONDS = 46.0  # issue 2: reference ns-3, optimized build, single core, this machine kind
+import numpy as np
+from side_by_side import (
+    SHARED,
+    config_variant,
+    fct_agreement,
+    hpcc_changes,
+    our_figures,
+    reference_events,
+    side_by_side,
+    versions,
+)
+
 COMPILE_SNIPPET = "from wormhole_lab.engine.runner import compile_engine; print(compile_engine())"
+CASES = ("dcqcn", "hpcc", "perm256")
 
 
 def compile_seconds(cache_dir: str) -> float:
@@ -29,68 +41,67 @@ def compile_seconds(cache_dir: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def timed_run(scenario):
-    """(dataset, simulation seconds) of one packet-mode run."""
-    from wormhole_lab.simulation import Simulation
-
-    sim = Simulation(scenario)
-    ds = sim.run()
-    return ds, ds.attrs["wall_seconds"]
+def make_case(name: str, bench: Path, folder: Path) -> Path:
+    """The inputs of one case in ``folder`` (config.txt, topology, flows, trace list)."""
+    folder.mkdir(parents=True)
+    for f in ("topology.txt", "flow.txt", "trace.txt"):
+        (folder / f).write_bytes((bench / f).read_bytes())
+    text = (bench / "config.txt").read_text()
+    if name == "hpcc":
+        text = config_variant(text, hpcc_changes())
+    if name == "perm256":
+        rng = np.random.default_rng(1)
+        hosts = np.arange(256)
+        while True:
+            dst = rng.permutation(hosts)
+            if not np.any(dst == hosts):
+                break
+        lines = [f"{s} {d} 3 100 10000000 0.0" for s, d in zip(hosts, dst, strict=True)]
+        (folder / "flow.txt").write_text(f"{len(lines)}\n" + "\n".join(lines) + "\n")
+    (folder / "config.txt").write_text(text)
+    return folder
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[1] / ".." / "shared"))
+    parser.add_argument("--reference", help="the reference's run-third (from build-reference-ns3.sh)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--shared", default=str(SHARED))
     args = parser.parse_args()
     bench = Path(args.shared) / "reference" / "bench" / "fat_perm64"
-
+    print(f"versions            {versions()}")
     with tempfile.TemporaryDirectory() as cache:
-        cold = compile_seconds(cache)
-        warm = compile_seconds(cache)
-
-    from wormhole_lab.engine.presets import preset
-    from wormhole_lab.engine.runner import compile_engine
-    from wormhole_lab.ns3_run import ns3_scenario
-    from wormhole_lab.telemetry import Telemetry
-
-    compile_engine()
-    cwd = os.getcwd()
-    os.chdir(bench)  # the config's paths are relative to the working directory, as in the reference
-    try:
-        scenario, _ = ns3_scenario("config.txt")
-    finally:
-        os.chdir(cwd)
-    quiet = replace(scenario, telemetry=Telemetry.off())
-    ds, wall = timed_run(quiet)
-    events = ds.attrs["events_executed"]
-    fct_us = ds["fct"].values[ds["completed"].values == 1] / 1e6
-    topo, flows = scenario.topology, scenario.flows
-    print(f"scenario            fat_perm64: {topo.n_nodes} nodes, {len(flows)} flows, {scenario.config.cca}")
-    print(f"completed           {int(ds['completed'].sum())}/{len(flows)} flows, stop: {ds.attrs['stop_reason']}")
-    print(f"simulation wall     {wall:.2f} s (telemetry off)")
-    print(f"events              {events:,}  ({events / wall:,.0f} events/s)")
-    print(f"compile             cold {cold:.1f} s, warm (cache hit) {warm:.2f} s  (cold/warm {cold / warm:.0f}x)")
-    print(f"FCT                 mean {fct_us.mean():.1f} us, max {fct_us.max():.1f} us")
-    print(
-        f"vs reference ns-3   {REFERENCE_NS3_SECONDS:.0f} s / {wall:.2f} s = "
-        f"{REFERENCE_NS3_SECONDS / wall:.1f}x faster "
-        "(reference time from issue 2, not re-measured here)"
-    )
-
-    full, wall_full = timed_run(replace(scenario, telemetry=Telemetry()))
-    print(
-        f"telemetry on        {wall_full:.2f} s with {full.sizes['port']} ports x {full.sizes['flow']} flows every "
-        f"1 us ({full.sizes['time']} samples): {wall_full / wall:.2f}x the time with telemetry off"
-    )
-
-    for name in ("dcqcn", "hp", "timely", "dctcp"):
-        ds, wall_cca = timed_run(replace(quiet, config=preset(name, 100)))
-        events = ds.attrs["events_executed"]
-        fct = ds["fct"].values[ds["completed"].values == 1] / 1e6
-        print(
-            f"cca {name:<7}         {events:>11,} events in {wall_cca:.2f} s = {events / wall_cca:>10,.0f} events/s; "
-            f"mean FCT {fct.mean():.1f} us, max {fct.max():.1f} us"
-        )
+        cold, warm = compile_seconds(cache), compile_seconds(cache)
+    print(f"compile             cold {cold:.1f} s, warm (cache hit) {warm:.2f} s")
+    if not args.reference:
+        print("reference           not given (--reference PATH/run-third): no ratio was measured")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cases.split(","):
+            case = make_case(name, bench, Path(tmp) / name / "inputs")
+            r = side_by_side(case, "config.txt", args.reference, args.repeat, Path(tmp) / name)
+            ours = r["ours"]
+            events, sim = our_figures(ours.stdout)
+            print(f"\n[{name}] {args.repeat} alternating run(s) each, medians")
+            print(
+                f"  ours              whole process {ours.wall:.2f} s, peak {ours.peak_mb:.0f} MB; simulation "
+                f"{sim:.2f} s, {events:,} events executed = {events / sim / 1e6:.2f} M events/s"
+            )
+            ref = r["reference"]
+            if ref is None:
+                continue
+            ref_events = reference_events(ref.stdout)
+            print(
+                f"  reference         whole process {ref.wall:.2f} s, peak {ref.peak_mb:.0f} MB; "
+                f"{ref_events:,} events scheduled = {ref_events / ref.wall / 1e6:.2f} M events/s"
+            )
+            print(
+                f"  ratio             whole process {ref.wall / ours.wall:.2f}x, events/s "
+                f"{(events / sim) / (ref_events / ref.wall):.2f}x (ours executed per simulation second / theirs "
+                "scheduled per process second)"
+            )
+            folders = r["folders"]
+            print(f"  FCT agreement     {fct_agreement(folders['ours'] / 'fct.txt', folders['reference'] / 'fct.txt')}")
 
 
 if __name__ == "__main__":

@@ -48,8 +48,8 @@ def _undeclared(folder: Path, declared: set[str]) -> list[str]:
     distributions = _distributions()
     missing = []
     for module, where in _imported_top_levels(folder).items():
-        if module in sys.stdlib_module_names or module in FIRST_PARTY:
-            continue
+        if module in sys.stdlib_module_names or module in FIRST_PARTY or (folder / f"{module}.py").is_file():
+            continue  # the standard library, the project, or a sibling module (benchmarks share helpers)
         dists = _names(distributions.get(module, [module]))
         if not dists & declared:
             missing.append(f"{module} ({where}; distribution {', '.join(sorted(dists))})")
