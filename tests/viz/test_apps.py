@@ -23,11 +23,11 @@ def test_teach_app_runs_without_a_server_and_summarises():
     app = TeachApp(CCALesson(cca="DCTCP", n=2, flow_mb=0.3))
     app.view()
     assert app.plots.note.visible and "appear when the run starts" in app.plots.note.object
-    assert not app.plots.pane.visible  # no empty axes before a run
+    assert not app.plots.box.visible  # no empty axes before a run
     run = app.start()
     assert run.done and "Run 1 done" in app.status.object
     assert "DCTCP θ bound" in app.summary.object and "Jain's fairness index" in app.summary.object
-    assert app.plots.pane.visible and not app.plots.note.visible and not app.alert.visible
+    assert app.plots.box.visible and not app.plots.note.visible and not app.alert.visible
     assert isinstance(app.plots.pane.object, hv.Layout)
 
 
@@ -40,12 +40,12 @@ def test_teach_app_reports_an_impossible_combination():
 def test_explorer_runs_compares_and_reports_a_broken_workload(tmp_path):
     app = ExploreApp(Exploration(workload=TOYS[0], n=2, memo_path=str(tmp_path / "memo.sqlite")))
     app.view()
-    assert not app.compare.panel.objects[0].visible and not app.compare.pane.visible  # no empty frame
+    assert not app.compare.panel.objects[0].visible and not app.compare.box.visible  # no empty frame
     run = app.start()
     assert run.done and "hit rate" in app.summary.object
     result = app.compare_with_packet()
     assert result["fct_error_mean"] < 0.05 and "Compared with packet mode" in app.status.object
-    assert app.compare.pane.visible and isinstance(app.compare.pane.object, hv.Bars)
+    assert app.compare.box.visible and isinstance(app.compare.pane.object, hv.Bars)
     bad = tmp_path / "broken.txt"
     bad.write_text(SIMAI_HEADER + "not a row count\n")
     app.exploration.param.update(workload=SIMAI, simai_file=str(bad))
@@ -59,10 +59,10 @@ def test_explorer_runs_a_model_preset_by_default(tmp_path):
     app.view()
     assert app.exploration.workload == MODEL and app.groups["model"].visible and not app.groups["simai"].visible
     slots = (app.graph, app.timeline, app.memo)
-    assert all(s.note.visible and not s.pane.visible for s in slots)
+    assert all(s.note.visible and not s.box.visible for s in slots)
     run = app.start()
     assert run.done and "GPT-7B on 64 GPUs" in app.status.object and not app.alert.visible
-    assert all(s.pane.visible and not s.note.visible for s in slots)
+    assert all(s.box.visible and not s.note.visible for s in slots)
     assert len(run.scenario.flows) == 512 and run.flows.attrs["memo_hits"] > 0
     graph = app.graph.pane.object
     assert len(graph.nodes) > 0 and graph.opts.get().kwargs["title"].startswith("last partitions")

@@ -1,7 +1,10 @@
-"""Both apps served on 127.0.0.1 and driven in headless Chromium: the page renders, a changed control re-runs the
-simulation and the plots get new data, and a bad input shows a message while the server keeps serving.
+"""Both apps served on 127.0.0.1 and driven in headless Chromium: the page renders from the app's own server alone
+(every request the page makes is recorded), a changed control re-runs the simulation and the plots get new data, a
+model preset fills every view of the explorer, and a bad input shows a message while the server keeps serving.
 
 Screenshots go to ``test-artifacts/`` (``WORMHOLE_TEST_ARTIFACTS`` overrides the folder)."""
+
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -31,6 +34,38 @@ PLOT_DATA = """() => {
 }"""
 
 
+# Rows of the explorer's three views, told apart by their columns: graph nodes have a "kind", the timeline's rate
+# curves "flow_rate", the memo panel's size curve "db". Only finite numbers count.
+VIEW_ROWS = """() => {
+  const rows = {graph: 0, rate: 0, db: 0};
+  for (const doc of Bokeh.documents) {
+    for (const m of doc.all_models) {
+      const data = m.data;
+      if (data === undefined || data === null || typeof data !== "object") continue;
+      const get = k => (data instanceof Map ? data.get(k) : data[k]);
+      const finite = col => col ? Array.from(col).filter(v => Number.isFinite(Number(v)) && v !== null).length : 0;
+      if (get("kind")) rows.graph += get("kind").length;
+      rows.rate += finite(get("flow_rate"));
+      rows.db += finite(get("db"));
+    }
+  }
+  return rows;
+}"""
+
+
+def record_requests(page) -> list[str]:
+    """Every URL the page requests from now on (documents, scripts, styles, fonts, images, websockets)."""
+    urls = []
+    page.on("request", lambda request: urls.append(request.url))
+    page.on("websocket", lambda ws: urls.append(ws.url))
+    return urls
+
+
+def foreign(urls) -> list[str]:
+    """The URLs that go anywhere but 127.0.0.1 (blob: and data: URLs are made in the page itself)."""
+    return [u for u in urls if urlsplit(u).scheme not in ("blob", "data") and urlsplit(u).hostname != "127.0.0.1"]
+
+
 def wait_idle(page, timeout=60_000):
     page.wait_for_function(BOKEH_IDLE, timeout=timeout)
 
@@ -50,9 +85,12 @@ def test_teach_app_runs_and_rerenders_when_a_control_changes(page, serve, artifa
 
     url = serve(lambda: TeachApp(CCALesson(cca="HPCC", n=2, flow_mb=0.5)).view())
     page.set_viewport_size({"width": 1400, "height": 1000})
+    urls = record_requests(page)
     page.goto(url)
     wait_idle(page)
     expect(page.locator(".bk-btn-primary").first).to_contain_text("Run")
+    expect(page.locator(".plot-placeholder").first).to_contain_text("appear when the run starts")
+    assert plot_data(page)["sources"] == 0, "empty axes before a run"
     page.locator(".bk-btn-primary").first.click()
     wait_status(page, "Run 1 done")
     first = plot_data(page)
@@ -68,6 +106,7 @@ def test_teach_app_runs_and_rerenders_when_a_control_changes(page, serve, artifa
     second = plot_data(page)
     assert second["rows"] > 0 and second != first, "the plots did not get new data after the re-run"
     page.screenshot(path=str(artifacts / "teach_run2_dctcp.png"), full_page=True)
+    assert len(urls) > 5 and not foreign(urls), foreign(urls)
 
 
 @pytest.mark.browser
@@ -86,19 +125,25 @@ def test_teach_app_shows_an_impossible_combination_and_keeps_serving(page, serve
 
 
 @pytest.mark.browser
-def test_explore_app_shows_partitions_skips_and_memo_and_reruns(page, serve, artifacts, tmp_path):
+def test_explore_app_runs_a_model_preset_offline_and_reruns(page, serve, artifacts, tmp_path):
     from wormhole_lab.viz.explore_app import Exploration, ExploreApp
 
     url = serve(lambda: ExploreApp(Exploration(n=2)).view())
     page.set_viewport_size({"width": 1400, "height": 1200})
+    urls = record_requests(page)
     page.goto(url)
     wait_idle(page)
-    page.get_by_role("button", name="Run in Wormhole mode").click()
-    wait_status(page, "Run 1 done")
+    expect(page.locator(".plot-placeholder")).to_have_count(3)  # what will appear, instead of empty axes
+    assert page.evaluate(VIEW_ROWS) == {"graph": 0, "rate": 0, "db": 0}
+    page.get_by_role("button", name="Run in Wormhole mode").click()  # the default: GPT-7B on 64 GPUs
+    wait_status(page, "Run 1 done", timeout=120_000)
+    expect(page.locator(".run-status").first).to_contain_text("GPT-7B on 64 GPUs")
     expect(page.locator(".explore-summary").first).to_contain_text("hit rate")
+    wait_idle(page)
+    rows = page.evaluate(VIEW_ROWS)
+    assert rows["graph"] > 0 and rows["rate"] > 0 and rows["db"] > 0, rows
+    page.screenshot(path=str(artifacts / "explore_model_preset.png"), full_page=True)
     first = plot_data(page)
-    assert first["rows"] > 0
-    page.screenshot(path=str(artifacts / "explore_run1.png"), full_page=True)
 
     page.locator("select").first.select_option("N-to-1 incast")
     wait_idle(page)
@@ -111,6 +156,8 @@ def test_explore_app_shows_partitions_skips_and_memo_and_reruns(page, serve, art
     wait_status(page, "Compared with packet mode")
     page.screenshot(path=str(artifacts / "explore_run2_compare.png"), full_page=True)
 
+    page.locator("select").first.select_option("SimAI file")
+    wait_idle(page)
     bad = tmp_path / "broken_workload.txt"
     bad.write_text("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8\nnot a row count\n")
     page.locator("input[type=file]").first.set_input_files(str(bad))
@@ -118,3 +165,4 @@ def test_explore_app_shows_partitions_skips_and_memo_and_reruns(page, serve, art
     page.get_by_role("button", name="Run in Wormhole mode").click()
     expect(page.locator(".alert").first).to_contain_text("broken_workload.txt:2", timeout=30_000)
     page.screenshot(path=str(artifacts / "explore_bad_workload.png"), full_page=True)
+    assert len(urls) > 5 and not foreign(urls), foreign(urls)

@@ -31,12 +31,15 @@ class PlotSlot:
 
     def __init__(self, placeholder: str | None = None):
         self.note = pn.pane.Markdown(placeholder or "", css_classes=["plot-placeholder"], visible=bool(placeholder))
-        self.pane = pn.pane.HoloViews(None, visible=False, sizing_mode="stretch_width")
-        self.panel = pn.Column(self.note, self.pane, sizing_mode="stretch_width")
+        self.pane = pn.pane.HoloViews(None, sizing_mode="stretch_width")
+        # the box is shown, not the pane: a HoloViews pane's own visible fails in a served Bootstrap page
+        # (Panel 1.9 passes a stylesheet object where it wants a string)
+        self.box = pn.Column(self.pane, visible=False, sizing_mode="stretch_width")
+        self.panel = pn.Column(self.note, self.box, sizing_mode="stretch_width")
 
     def show(self, obj) -> None:
         self.pane.object = obj
-        self.pane.visible = True
+        self.box.visible = True
         self.note.visible = False
 
 
