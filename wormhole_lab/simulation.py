@@ -225,23 +225,24 @@ class Simulation:
             if writer is not None:
                 writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
 
-    def _keep(self, chunk: xr.Dataset, kept: list) -> None:
-        """Count a telemetry chunk kept in memory against the cap, before it is kept."""
+    def _keep(self, chunk: xr.Dataset, kept_bytes: int) -> int:
+        """Count a telemetry chunk kept in memory against the cap before it is kept; returns the bytes kept then.
+        Kept series count twice: joining them at the end copies them once more."""
         state, cap = self._state, self.scenario.config.memory_cap_bytes
-        series = sum(c.nbytes for c in kept) + chunk.nbytes
-        total = state.nbytes() + self.scenario.flows.nbytes + series
+        series = kept_bytes + chunk.nbytes
+        total = state.nbytes() + self.scenario.flows.nbytes + 2 * series
         if total > cap:
-            rows = sum(c.sizes["time"] for c in kept) + chunk.sizes["time"]
             raise ResourceLimitError(
                 f"telemetry kept in memory would take the run to {total / 2**30:.2f} GiB at "
                 f"t={state.now_ps} ps, over the {cap / 2**30:.2f} GiB cap (EngineConfig.memory_cap_bytes): "
-                f"{series / 2**30:.2f} GiB of series, {rows:,} samples x {chunk.sizes['port']} ports and "
-                f"{chunk.sizes['flow']} flows; the engine's tables hold {state.nbytes() / 2**30:.2f} GiB. "
-                "Fix: stream the series to a file (run(out='series.nc'); --out series.nc or --telemetry series.nc), "
-                "sample less often (Telemetry(interval_ps=...)), record fewer ports or flows "
-                "(Telemetry(ports=[...], flows=None)), or raise the cap",
+                f"{series / 2**30:.2f} GiB of series of {chunk.sizes['port']} ports and {chunk.sizes['flow']} "
+                f"flows, joined at the end into a copy as large; the engine's tables hold "
+                f"{state.nbytes() / 2**30:.2f} GiB. Fix: stream the series to a file (run(out='series.nc'); "
+                "--out series.nc or --telemetry series.nc), sample less often (Telemetry(interval_ps=...)), "
+                "record fewer ports or flows (Telemetry(ports=[...], flows=None)), or raise the cap"
             )
-        state.outside_bytes = self.scenario.flows.nbytes + series
+        state.outside_bytes = self.scenario.flows.nbytes + 2 * series
+        return series
 
     def _progress(self, state, controller) -> Progress:
         skipped = int(controller.ff.events_skipped) if controller is not None else 0
@@ -259,9 +260,9 @@ class Simulation:
             for _ in self.stream(out, fmt):
                 pass
             return open_store(out)
-        chunks = []
+        chunks, kept = [], 0
         for chunk in self.stream(out, fmt):
-            self._keep(chunk, chunks)
+            kept = self._keep(chunk, kept)
             chunks.append(chunk)
         if not chunks:
             return self.flows
