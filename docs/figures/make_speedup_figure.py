@@ -14,8 +14,9 @@ The committed figure was made on a busy 2-core machine (other jobs running) with
 
     nice -n 10 python docs/figures/make_speedup_figure.py --scale 0.3 --gpus 16,32,64,128,256
 
-which took 5.1 minutes (packet mode at 256 GPUs alone 188 s). Wall-time speedups on a shared machine are noisy; event counts are exact.
-At 16 GPUs DP is 1, so the iteration carries only pipeline activations (32 small flows).
+which took 5.1 minutes (packet mode at 256 GPUs alone 188 s). Wall-time speedups on a shared machine are
+noisy; event counts are exact. At 16 GPUs DP is 1, so the iteration carries only pipeline activations (32
+small flows) and there is nothing to fast-forward: speedup 1.0x.
 
 usage: python docs/figures/make_speedup_figure.py [--scale S] [--gpus 16,32,64] [--model GPT-7B] [--cca hp]
        [--out docs/figures/speedup_vs_scale] [--replot]

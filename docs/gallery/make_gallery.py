@@ -17,6 +17,7 @@ still written, with the error in it, and the error is printed.
 """
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -55,6 +56,11 @@ BULKY = {
 }
 
 
+#: HoloViews' matplotlib renderer shows a figure as HTML holding one base64 PNG; stored as image/png instead,
+#: which every notebook viewer (GitHub's included) shows
+LONE_PNG = re.compile(r"\s*<img src=['\"]data:image/png;base64,([A-Za-z0-9+/=\s]+)['\"][^>]*/?>\s*")
+
+
 def slim(nb) -> int:
     """Drop browser-only outputs in place; returns how many bytes of output data were dropped."""
     dropped = 0
@@ -66,6 +72,12 @@ def slim(nb) -> int:
         for out in cell.get("outputs", []):
             data = out.get("data")
             if data is not None:
+                png = LONE_PNG.fullmatch(data.get("text/html", ""))
+                if png:
+                    data["image/png"] = re.sub(r"\s", "", png.group(1))
+                    del data["text/html"]
+                if 'class="logo-block"' in data.get("text/html", ""):
+                    dropped += len(data.pop("text/html"))  # the HoloViews logo the extension shows on loading
                 for mime in list(data):
                     text = data[mime] if isinstance(data[mime], str) else str(data[mime])
                     if mime in BULKY or (mime == "text/html" and "<script" in text):
