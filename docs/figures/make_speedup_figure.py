@@ -138,8 +138,14 @@ def figure(rows: list[dict], title: str) -> hv.Overlay:
     ymax = top.max() * 3.0
     ymin = min(min(table["speedup_wall"]), min(table["speedup_events"]), 1.0) / 1.6
     xs = table["scale"]
-    note = hv.Text(max(xs) * 1.25, ymin * 1.15, "numbers: mean FCT error\nagainst packet mode",
-                   fontsize=6, halign="right", valign="bottom").opts(color="#444444", backend="matplotlib")
+    note = hv.Text(
+        max(xs) * 1.25,
+        ymin * 1.15,
+        "numbers: mean FCT error\nagainst packet mode",
+        fontsize=6,
+        halign="right",
+        valign="bottom",
+    ).opts(color="#444444", backend="matplotlib")
     yticks = [v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if ymin <= v <= ymax]
     return (events * wall * labels * note).opts(
         hv.opts.Overlay(
@@ -184,7 +190,7 @@ def write_numbers(rows: list[dict], path: Path, args, seconds: float) -> None:
     ]
     lines = [
         "# Wormhole mode (fresh memo DB) against packet mode: the numbers in speedup_vs_scale.png",
-        f"# made {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by "
+        f"# made {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by "
         f"python docs/figures/make_speedup_figure.py --scale {args.scale:g} --gpus {args.gpus} "
         f"--model {args.model} --cca {args.cca}  ({seconds / 60:.1f} min in all)",
         f"# {args.model} shrunk by bench_wormhole.scaled(scale={args.scale:g}), one training iteration, "
@@ -209,7 +215,7 @@ def read_numbers(path: Path) -> tuple[list[dict], dict]:
     body = [line for line in lines if not line.startswith("#")]
     header, rows = body[0].split("\t"), []
     for line in body[1:]:
-        row = dict(zip(header, line.split("\t")))
+        row = dict(zip(header, line.split("\t"), strict=True))
         for k, v in row.items():
             if k != "placement":
                 row[k] = float(v.rstrip("%")) / 100 if v.endswith("%") else float(v)
