@@ -167,10 +167,12 @@ def without_qlen_monitor(config):
 
 
 def test_telemetry_is_opt_in_and_streamed_to_the_file_asked_for(case):
+    """The validation configs, as run.py writes them, put the queue monitor at 9 s, after their stop time: the
+    reference writes an empty file, and the telemetry sampler is free for --telemetry."""
     work = case("s1_single_flow")
-    without_qlen_monitor(work / "config_hpcc.txt")
     ds, written = run_ns3_config("config_hpcc.txt")
-    assert "time" not in ds.dims and [p.name for p in written] == ["fct.txt", "pfc.txt"]
+    assert "time" not in ds.dims and [p.name for p in written] == ["fct.txt", "pfc.txt", "qlen.txt"]
+    assert (work / "qlen.txt").read_text() == ""
     ds, written = run_ns3_config("config_hpcc.txt", telemetry_out=work / "series.nc")
     assert written[-1] == work / "series.nc"
     series = xr.open_dataset(work / "series.nc", engine="h5netcdf")
@@ -179,6 +181,10 @@ def test_telemetry_is_opt_in_and_streamed_to_the_file_asked_for(case):
 
 def test_telemetry_and_the_qlen_monitor_together_are_refused_before_the_run(case):
     work = case("s1_single_flow")
+    config = work / "config_hpcc.txt"
+    without_qlen_monitor(config)
+    with open(config, "a") as text:  # a window the run reaches
+        text.write("QLEN_MON_FILE qlen.txt\nQLEN_MON_START 0\nQLEN_MON_END 1000\n")
     with pytest.raises(InputError, match="QLEN_MON_FILE"):
         run_ns3_config("config_hpcc.txt", telemetry_out=work / "series.nc")
     assert not (work / "fct.txt").exists() or (work / "fct.txt").stat().st_size == 0
