@@ -8,7 +8,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.runner import advance
 from wormhole_lab.errors import InvariantError
-from wormhole_lab.simulation import Scenario, Simulation, prepare
+from wormhole_lab.simulation import Scenario, Simulation, UnfinishedFlowsWarning, prepare
 from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
 
@@ -65,6 +65,7 @@ def test_a_paused_port_that_transmits_is_caught_by_the_kernel():
 
 def test_unfinished_flows_say_why():
     flows = make_flows([1, 2], [0, 0], [5_000_000, 1000], [0, 10**12], deps=[(), ()])
-    ds = Simulation(Scenario(star(3), flows, preset("dcqcn").with_(stop_time_ps=50_000_000))).run()
+    with pytest.warns(UnfinishedFlowsWarning, match="2 of 2 flows did not finish"):
+        ds = Simulation(Scenario(star(3), flows, preset("dcqcn").with_(stop_time_ps=50_000_000))).run()
     reasons = list(ds["unfinished_reason"].values)
     assert reasons == ["still sending when the run stopped", "its start time lies after the run stopped"]
