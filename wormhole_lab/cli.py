@@ -278,7 +278,7 @@ def _cmd_ns3(args) -> int:
     from wormhole_lab.ns3_run import run_ns3_config
 
     notice = lambda text: print(f"wormhole-lab: note: {text}", file=sys.stderr)  # noqa: E731
-    ds, written = run_ns3_config(args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice)
+    ds, written = run_ns3_config(args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, rng=args.rng)
     print(summary(ds))
     _warn_unfinished(ds)
     if args.mode == "wormhole":
@@ -350,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
     ns3.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
     ns3.add_argument(
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
+    )
+    ns3.add_argument(
+        "--rng",
+        choices=["ns3", "xorshift"],
+        default="ns3",
+        help="ECN/PFC random draws: ns3 = the reference's own (byte-identical DCQCN, default); xorshift = ours",
     )
     ns3.set_defaults(func=_cmd_ns3)
     traffic = sub.add_parser(
