@@ -41,6 +41,8 @@ NS3_STATE_LEN = 26
 
 _M1_U = np.uint64(M1)
 _M2_U = np.uint64(M2)
+_SHIFT = np.uint64(16)
+_LOW = np.uint64(0xFFFF)
 
 
 def setup_streams(n_nodes: int, n_lossy_links: int = 0) -> int:
@@ -100,16 +102,35 @@ def first_uniform(state) -> float:
 
 
 @kernel
-def _jump(rng, base, jump, m):
-    """rng[base:base + 3] = J @ rng[base:base + 3] mod m, in exact uint64 arithmetic (every factor < 2**32,
-    so each product fits; the old components are read first, so writing in place is safe)."""
-    s0 = rng[base]
-    s1 = rng[base + 1]
-    s2 = rng[base + 2]
+def _jump1(rng):
+    """Component 1 of the state times the jump matrix, mod M1, exactly in uint64: each state word is split
+    into 16-bit halves, so the three products of a row sum below 2**50, and two reductions per row suffice
+    (M1 is a constant: the compiler turns % into multiplications)."""
+    s0 = rng[R_STATE]
+    s1 = rng[R_STATE + 1]
+    s2 = rng[R_STATE + 2]
+    h0, h1, h2 = s0 >> _SHIFT, s1 >> _SHIFT, s2 >> _SHIFT
+    l0, l1, l2 = s0 & _LOW, s1 & _LOW, s2 & _LOW
     for i in range(3):
-        j = jump + 3 * i
-        v = (rng[j] * s0) % m + (rng[j + 1] * s1) % m + (rng[j + 2] * s2) % m
-        rng[base + i] = v % m
+        j = R_JUMP1 + 3 * i
+        hi = rng[j] * h0 + rng[j + 1] * h1 + rng[j + 2] * h2
+        lo = rng[j] * l0 + rng[j + 1] * l1 + rng[j + 2] * l2
+        rng[R_STATE + i] = (((hi % _M1_U) << _SHIFT) + lo) % _M1_U
+
+
+@kernel
+def _jump2(rng):
+    """Component 2, as _jump1 with M2."""
+    s0 = rng[R_STATE + 3]
+    s1 = rng[R_STATE + 3 + 1]
+    s2 = rng[R_STATE + 3 + 2]
+    h0, h1, h2 = s0 >> _SHIFT, s1 >> _SHIFT, s2 >> _SHIFT
+    l0, l1, l2 = s0 & _LOW, s1 & _LOW, s2 & _LOW
+    for i in range(3):
+        j = R_JUMP2 + 3 * i
+        hi = rng[j] * h0 + rng[j + 1] * h1 + rng[j + 2] * h2
+        lo = rng[j] * l0 + rng[j + 1] * l1 + rng[j + 2] * l2
+        rng[R_STATE + 3 + i] = (((hi % _M2_U) << _SHIFT) + lo) % _M2_U
 
 
 @kernel
@@ -126,7 +147,7 @@ def ns3_uniform(rng):
     if p2 < 0:
         p2 += M2
     d = p1 - p2 if p1 > p2 else p1 - p2 + M1
-    _jump(rng, R_STATE, R_JUMP1, _M1_U)
-    _jump(rng, R_STATE + 3, R_JUMP2, _M2_U)
+    _jump1(rng)
+    _jump2(rng)
     rng[R_STREAM] += np.uint64(1)
     return d * NORM
