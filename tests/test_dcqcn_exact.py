@@ -1,5 +1,7 @@
 """DCQCN byte-identical to the reference: its random ECN marks and PFC ids are replayed (EngineConfig.rng "ns3").
 
+(And HPCC, TIMELY, DCTCP on a fat-tree incast whose pauses spread, data/validation_pfc/.)
+
 Cases in data/validation_dcqcn/ were built with make_cases.py there and run through the built reference,
 whose fct.txt and pfc.txt are kept as fct_reference.txt and pfc_reference.txt. Every case puts queues in the
 random band between Kmin and Kmax (hundreds of draws decide marks), and all but one make PFC fire.
@@ -17,6 +19,7 @@ from wormhole_lab.simulation import Simulation
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted(p.name for p in (DATA / "validation_dcqcn").iterdir() if (p / "config.txt").exists())
+OTHER_CCA_CASES = sorted(p.name for p in (DATA / "validation_pfc").iterdir() if (p / "config.txt").exists())
 SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "reference" / "bench" / "fat_perm64"
 
 
@@ -46,6 +49,15 @@ def _assert_same(ours_fct: Path, ref_fct: Path, ours_pfc: Path, ref_pfc: Path):
 @pytest.mark.parametrize("name", CASES)
 def test_dcqcn_case_is_byte_identical_to_the_reference(name, tmp_path, monkeypatch):
     src = DATA / "validation_dcqcn" / name
+    work = _inputs(src, tmp_path / name, "config.txt")
+    monkeypatch.chdir(work)
+    run_ns3_config("config.txt")
+    _assert_same(work / "fct.txt", src / "fct_reference.txt", work / "pfc.txt", src / "pfc_reference.txt")
+
+
+@pytest.mark.parametrize("name", OTHER_CCA_CASES)
+def test_hpcc_timely_dctcp_with_pfc_are_byte_identical(name, tmp_path, monkeypatch):
+    src = DATA / "validation_pfc" / name
     work = _inputs(src, tmp_path / name, "config.txt")
     monkeypatch.chdir(work)
     run_ns3_config("config.txt")
