@@ -92,3 +92,14 @@ def test_config_names_the_generator_and_checks_the_seed():
         EngineConfig(cca="dcqcn", rng="mt19937")
     with pytest.raises(InputError, match="seed"):
         EngineConfig(cca="dcqcn", rng="ns3", seed=0)
+
+
+def test_scenario_file_chooses_the_generator(tmp_path, data_dir):
+    from wormhole_lab.scenario_io import load_scenario
+
+    text = (data_dir.parent.parent / "data" / "scenarios" / "incast_hpcc.yaml").read_text()
+    (tmp_path / "s.yaml").write_text(text + "config:\n  rng: ns3\n")
+    assert load_scenario(tmp_path / "s.yaml").config.rng == "ns3"
+    (tmp_path / "bad.yaml").write_text(text + "config:\n  rng: mt19937\n")
+    with pytest.raises(InputError, match="rng"):
+        load_scenario(tmp_path / "bad.yaml")
