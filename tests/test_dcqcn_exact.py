@@ -107,3 +107,15 @@ def test_fat_perm64_dcqcn_is_byte_identical(tmp_path, monkeypatch):
     monkeypatch.chdir(work)
     run_ns3_config("config.txt")
     _assert_same(work / "fct.txt", src / "fct_reference.txt", work / "pfc.txt", src / "pfc_reference.txt")
+
+
+def test_seed_is_the_reference_rngseed(tmp_path, monkeypatch):
+    """fct_reference_rngseed2.txt: the reference run with NS_GLOBAL_VALUE=RngSeed=2; ours with seed=2."""
+    src = DATA / "validation_dcqcn" / "incast8_staggered_buf1"
+    monkeypatch.chdir(_inputs(src, tmp_path / "s2", "config.txt"))
+    scenario, _ = ns3_scenario("config.txt")
+    ds = Simulation(replace(scenario, config=scenario.config.with_(seed=2))).run()
+    ours = sorted((ds["fct"].values // 1000).tolist())
+    ref = sorted(int(line.split()[6]) for line in (src / "fct_reference_rngseed2.txt").read_text().splitlines())
+    seed1 = sorted(int(line.split()[6]) for line in (src / "fct_reference.txt").read_text().splitlines())
+    assert ref != seed1 and ours == ref
