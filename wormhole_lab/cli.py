@@ -47,6 +47,8 @@ EPILOG_NS3 = """examples:
 Paths inside the config (TOPOLOGY_FILE, FLOW_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, QLEN_MON_FILE) are
 relative to the working directory, as in the reference. Written: the FCT and PFC files, and the queue-length
 histogram when QLEN_MON_FILE is set; the packet trace (ENABLE_TRACE 1) is not (a note says so).
+Random ECN marks and PFC ids are drawn as the reference draws them (--rng ns3, its seed 1, run 1), so DCQCN
+outputs are the reference's byte for byte; --rng xorshift uses the engine's own generator instead.
 """
 
 

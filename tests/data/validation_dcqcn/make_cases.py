@@ -6,6 +6,9 @@ Each case folder gets topology.txt, flow.txt, trace.txt and config.txt (the refe
 s2_incast8 with the case's buffer and ECN maps). With --reference the built reference runs in a scratch copy
 and its fct.txt and pfc.txt are kept as fct_reference.txt and pfc_reference.txt (only its outputs are kept).
 Cases are small (well under a second of engine time each) so tests/test_dcqcn_exact.py stays fast.
+Also kept, made by hand from these inputs: incast8_staggered_buf1/fct_reference_rngseed2.txt (the reference
+with NS_GLOBAL_VALUE=RngSeed=2) and ../validation_pfc/ (fattree4_incast_pfc under HPCC, TIMELY, DCTCP;
+see its README). fat_perm64/ holds only the reference's outputs; its inputs are ../shared/reference/bench.
 """
 
 import argparse
