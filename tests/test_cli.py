@@ -6,10 +6,12 @@ import sys
 import time
 
 import numpy as np
+import pytest
 import tqdm
 import xarray as xr
 
 from wormhole_lab.cli import main
+from wormhole_lab.errors import InputError
 
 
 def test_run_prints_a_summary_and_writes_the_fct_table(tmp_path, capsys):
@@ -201,3 +203,51 @@ def test_traffic_writes_a_flow_file_the_ns3_drop_in_reads(tmp_path, data_dir, ca
     assert again.read_bytes() == out.read_bytes()
     assert main([*args[:-2], "--time", "-1", "-o", str(out)]) == 2
     assert "duration" in capsys.readouterr().err
+
+
+ROUNDS_YAML = """
+topology: {builder: star, n_hosts: 3}
+flows: {file: rounds.txt}
+cca: dctcp
+telemetry: off
+"""
+
+
+def rounds_files(folder):
+    """Six rounds of a 2-to-1 incast, 4 MB each, started 1 ms apart: a pattern that repeats."""
+    lines = [f"{k} 0 3 100 4000000 {r / 1000:.3f}" for r in range(6) for k in (1, 2)]
+    (folder / "rounds.txt").write_text(f"{len(lines)}\n" + "\n".join(lines) + "\n")
+    (folder / "s.yaml").write_text(ROUNDS_YAML)
+    return folder / "s.yaml"
+
+
+def test_memo_flag_turns_the_memo_on_and_a_second_run_hits(tmp_path, capsys):
+    scenario = rounds_files(tmp_path)
+    memo = tmp_path / "memo.sqlite"
+    base = ["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]
+    assert main(base) == 0
+    assert "memo:" not in capsys.readouterr().err and not memo.exists()
+    assert main([*base, "--memo", str(memo)]) == 0
+    first = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
+    assert main([*base, "--memo", str(memo)]) == 0
+    second = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
+    assert memo.is_file() and first.attrs["memo_inserts"] >= 1
+    assert second.attrs["memo_hits"] > first.attrs["memo_hits"] and second.attrs["memo_inserts"] == 0
+    assert "memo:" in capsys.readouterr().err
+    assert main(["run", str(scenario), "--memo", str(memo), "--out", str(tmp_path)]) == 2  # packet mode
+    assert "Wormhole mode only" in capsys.readouterr().err
+
+
+def test_the_scenario_file_sets_the_memo_and_the_steady_test(tmp_path):
+    from wormhole_lab.scenario_io import load_scenario
+
+    scenario = rounds_files(tmp_path)
+    scenario.write_text(ROUNDS_YAML + "wormhole: {memo: memo.sqlite, theta: 0.1, window: 20}\n")
+    loaded = load_scenario(scenario)
+    assert loaded.wormhole.memo == str(tmp_path / "memo.sqlite")
+    assert (loaded.wormhole.steady.theta, loaded.wormhole.steady.window) == (0.1, 20)
+    assert main(["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "memo.sqlite").is_file()
+    scenario.write_text(ROUNDS_YAML + "wormhole: {theta: 2}\n")
+    with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.theta: must be in \(0, 1\)"):
+        load_scenario(scenario)

@@ -18,6 +18,7 @@ EPILOG_RUN = """examples:
   wormhole-lab run data/scenarios/incast_hpcc.yaml  # a scenario file (format: docs/scenario-format.md)
   wormhole-lab run scenario.yaml --mode wormhole --out results.nc   # series + flows in one netCDF file
   wormhole-lab run --out results/                   # fct.txt and flows.nc in a folder
+  wormhole-lab run scenario.yaml --mode wormhole --memo memo.sqlite   # a second run reuses the first's patterns
 """
 EPILOG_COMPARE = """examples:
   wormhole-lab compare data/scenarios/gpt13b_128gpu_hpcc.yaml
@@ -43,6 +44,7 @@ after --base-time (2 s, as the reference). Unlike the reference it takes a --see
 EPILOG_NS3 = """examples:
   wormhole-lab ns3 config.txt           # like the reference's `third config.txt`
   wormhole-lab ns3 config.txt --mode wormhole   # accelerated; statistics on stderr
+  wormhole-lab ns3 config.txt --mode wormhole --memo memo.sqlite   # and with the memo DB
   wormhole-lab ns3 config.txt --telemetry series.nc   # also stream queue/rate/CCA series to a file
 Paths inside the config (TOPOLOGY_FILE, FLOW_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, QLEN_MON_FILE) are
 relative to the working directory, as in the reference. Written: the FCT and PFC files, and the queue-length
@@ -81,20 +83,45 @@ def wormhole_statistics(ds) -> str:
     if ds.attrs.get("mode") != "wormhole":
         return ""
     executed, skipped = ds.attrs["events_executed"], ds.attrs["events_skipped_estimate"]
-    return (
+    line = (
         f"wormhole: {executed:,} events executed, ~{skipped:,} skipped "
         f"({skipped / max(executed + skipped, 1):.1%}); {ds.attrs['skips']} fast-forwards, "
         f"{ds.attrs['skip_backs']} skip-backs, up to {ds.attrs['partitions_max']} partitions"
     )
+    if "memo_lookups" in ds.attrs:
+        line += (
+            f"\nmemo:     {ds.attrs['memo_lookups']:,} lookups, {ds.attrs['memo_hits']:,} hits, "
+            f"{ds.attrs['memo_inserts']:,} new entries; DB {ds.attrs['memo_db_bytes'] / 1024:,.0f} KiB"
+        )
+    return line
 
 
-def _load(path):
+def _load(path, memo=None, modes=("wormhole",)):
+    """The scenario file's (or the built-in) Scenario; ``--memo`` overrides the file's ``wormhole.memo``."""
     from wormhole_lab.scenario_io import load_scenario
     from wormhole_lab.scenarios import default_scenario
 
-    return load_scenario(path) if path else default_scenario()
+    scenario = load_scenario(path) if path else default_scenario()
+    return _with_memo(scenario, memo, modes)
 
 
+def _with_memo(scenario, memo, modes):
+    from dataclasses import replace
+
+    if memo is None:
+        return scenario
+    _check_memo(memo, modes)
+    return replace(scenario, wormhole=replace(scenario.wormhole, memo=str(memo)))
+
+
+def _check_memo(memo, modes) -> None:
+    if "wormhole" not in modes:
+        raise InputError("--memo", "the memo DB is used in Wormhole mode only", "add --mode wormhole, or drop --memo")
+    if not Path(memo).resolve().parent.is_dir():
+        raise InputError("--memo", f"the folder of {memo} does not exist", "create it or give another path")
+
+
+MEMO_HELP = "memo DB file (SQLite) for Wormhole mode: patterns seen in earlier runs are reused (default: none)"
 PROGRESS_REDRAW_S = 0.1  # the bar redraws at most this often (wall time), however fast simulated time moves
 
 
@@ -146,7 +173,7 @@ def _cmd_run(args) -> int:
         raise InputError("--out", f"folder {folder} does not exist", "create it or pass an existing folder")
     fct_path = folder / (f"{out.stem}.fct.txt" if store else "fct.txt")
     check_writable(fct_path, "--out")
-    scenario = _load(args.scenario)
+    scenario = _load(args.scenario, args.memo, (args.mode,))
     t0 = time.perf_counter()
     ds = _simulate(scenario, args.mode, out if store else None, quiet=args.quiet)
     print(summary(ds))
@@ -162,7 +189,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    scenario = _load(args.scenario)
+    scenario = _load(args.scenario, args.memo)
     packet = _simulate(scenario, "packet", quiet=args.quiet)
     wormhole = _simulate(scenario, "wormhole", quiet=args.quiet)
     _warn_unfinished(packet)
@@ -280,7 +307,11 @@ def _cmd_ns3(args) -> int:
     from wormhole_lab.ns3_run import run_ns3_config
 
     notice = lambda text: print(f"wormhole-lab: note: {text}", file=sys.stderr)  # noqa: E731
-    ds, written = run_ns3_config(args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, rng=args.rng)
+    if args.memo is not None:
+        _check_memo(args.memo, (args.mode,))
+    ds, written = run_ns3_config(
+        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=args.memo, rng=args.rng
+    )
     print(summary(ds))
     _warn_unfinished(ds)
     if args.mode == "wormhole":
@@ -303,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
     run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
     run.set_defaults(func=_cmd_run)
     compare = sub.add_parser(
         "compare",
@@ -312,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
+    compare.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
     compare.set_defaults(func=_cmd_compare)
     sweep = sub.add_parser(
         "sweep",
@@ -350,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ns3.add_argument("config", help="the reference-style config file")
     ns3.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
+    ns3.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
     ns3.add_argument(
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
     )

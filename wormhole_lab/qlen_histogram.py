@@ -38,7 +38,7 @@ class QlenHistogram:
         start = DEFAULT_START_NS if start_ns is None else start_ns
         end = DEFAULT_END_NS if end_ns is None else end_ns
         return Telemetry(
-            interval_ps=INTERVAL_PS, ports=self.ports.tolist(), flows=None, chunk_samples=4096,
+            interval_ps=INTERVAL_PS, ports=self.ports.tolist(), flows=None, chunk_samples=512,
             start_ps=start * 1000, end_ps=end * 1000, idle_samples=True,
         )  # fmt: skip
 

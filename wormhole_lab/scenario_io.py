@@ -22,6 +22,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     config:                           # optional EngineConfig overrides, by field name
       stop_time_ps: 10ms
     telemetry: off                    # optional: off | on | a mapping of Telemetry fields
+    wormhole: {memo: memo.sqlite}     # optional: memo DB and steady-test knobs (theta, window, interval_ps)
 
 Paths are relative to the YAML file. Every problem is an ``InputError`` located at ``<file>:<line>``
 whose message names the key (``config.rate_ai_bps``) and whose fix lists the allowed keys or values,
@@ -64,6 +65,8 @@ from wormhole_lab.workload.models import MODELS
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
 from wormhole_lab.workload.validate import check_flows
+from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.steady import SteadyConfig
 
 __all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "scenario_from_dict"]
 
@@ -74,7 +77,10 @@ BUILDERS = {
     "leaf_spine": leaf_spine,
     "rail_optimized": rail_optimized,
 }
-TOP_LEVEL_KEYS = ("name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry")
+TOP_LEVEL_KEYS = (
+    "name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry", "wormhole",
+)  # fmt: skip
+WORMHOLE_KEYS = ("memo", "theta", "window", "interval_ps", "min_skip_ps")
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
@@ -312,7 +318,8 @@ class _Loader:
         self.check_ecn(config, topo, doc)
         meta["preset"] = preset_args
         telemetry = self.telemetry(doc.get("telemetry", True), topo, len(flows))
-        scenario = Scenario(topo, flows, config, name=name, telemetry=telemetry, meta=meta)
+        wormhole = self.wormhole(doc.get("wormhole", {}))
+        scenario = Scenario(topo, flows, config, name=name, telemetry=telemetry, wormhole=wormhole, meta=meta)
         if telemetry.enabled:
             self.check_telemetry(scenario)
         return scenario
@@ -596,6 +603,32 @@ class _Loader:
             else:
                 args[key] = self.integer(value, sub, minimum=1)
         return Telemetry(**args)
+
+    def wormhole(self, spec) -> WormholeConfig:
+        """Wormhole-mode knobs: the memo DB (a path relative to the file, or null) and the steady test's."""
+        path = ("wormhole",)
+        self.mapping(spec, path, "Wormhole settings")
+        self.keys(spec, path, WORMHOLE_KEYS)
+        steady = {}
+        for key, value in spec.items():
+            sub = path + (key,)
+            if key == "theta":
+                steady[key] = self.number(value, sub)
+            elif key == "window":
+                steady[key] = self.integer(value, sub, minimum=2)
+            elif key in ("interval_ps", "min_skip_ps"):
+                steady[key] = self.time(value, sub)
+        memo = spec.get("memo")
+        if memo is not None:
+            memo = self.text(memo, path + ("memo",))
+            memo = str(Path(memo) if Path(memo).is_absolute() else self.base / memo)
+            if not Path(memo).parent.is_dir():
+                raise self.error(path + ("memo",), f"folder of {memo} does not exist", "create it or change the path")
+        try:
+            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo)
+        except InputError as exc:
+            field = exc.where.rsplit(".", 1)[-1]
+            raise self.error(path + (field if field in WORMHOLE_KEYS else "theta",), exc.problem, exc.fix) from None
 
     def selection(self, value, path: tuple, named: tuple):
         if value is None:

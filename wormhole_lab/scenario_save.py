@@ -25,6 +25,8 @@ from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
+from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.steady import SteadyConfig
 
 _HEADER = "# wormhole_lab scenario (format: docs/scenario-format.md)\n"
 
@@ -38,13 +40,6 @@ def save_scenario(scenario: Scenario, path) -> Path:
     path = Path(path)
     if not path.parent.is_dir():
         raise InputError("save_scenario(path)", f"folder {path.parent} does not exist", "create it first")
-    wormhole = getattr(scenario, "wormhole", None)
-    if wormhole is not None and wormhole != type(wormhole)():
-        warnings.warn(
-            "scenario files do not store Scenario.wormhole yet: the saved file loads with the default settings",
-            UserWarning,
-            stacklevel=2,
-        )
     base, stem = path.parent, path.stem
     doc: dict = {"name": str(scenario.name)}
     if scenario.meta.get("description"):
@@ -55,6 +50,9 @@ def save_scenario(scenario: Scenario, path) -> Path:
     telemetry = _telemetry_doc(scenario.telemetry)
     if telemetry is not None:
         doc["telemetry"] = telemetry
+    wormhole = _wormhole_doc(scenario.wormhole, base)
+    if wormhole:
+        doc["wormhole"] = wormhole
     text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100)
     path.write_text(_HEADER + text, encoding="utf-8")
     with warnings.catch_warnings():
@@ -64,6 +62,7 @@ def save_scenario(scenario: Scenario, path) -> Path:
         ("topology", _same_topology(back.topology, scenario.topology)),
         ("flows", _same_flows(back.flows, scenario.flows)),
         ("config", back.config == scenario.config),
+        ("wormhole settings", back.wormhole.steady == scenario.wormhole.steady),
     ):
         if not same:
             raise InputError(
@@ -243,6 +242,20 @@ def _config_doc(cfg: EngineConfig, stored: dict | None, topo: Topology) -> dict:
     if diff:
         doc["config"] = _plain(diff)
     return doc
+
+
+def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
+    """The memo DB (relative to the YAML file when it can be) and the steady-test knobs that differ."""
+    default = SteadyConfig()
+    out = {
+        name: _plain(getattr(wormhole.steady, name))
+        for name in ("theta", "window", "interval_ps", "min_skip_ps")
+        if getattr(wormhole.steady, name) != getattr(default, name)
+    }
+    if wormhole.memo is not None:
+        memo = Path(wormhole.memo).resolve()
+        out["memo"] = str(memo.relative_to(base.resolve())) if memo.is_relative_to(base.resolve()) else str(memo)
+    return out
 
 
 def _telemetry_doc(tel: Telemetry):

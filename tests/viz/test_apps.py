@@ -40,7 +40,7 @@ def test_teach_app_reports_an_impossible_combination():
 def test_explorer_runs_compares_and_reports_a_broken_workload(tmp_path):
     app = ExploreApp(Exploration(workload=TOYS[0], n=2, memo_path=str(tmp_path / "memo.sqlite")))
     app.view()
-    assert not app.compare.panel.objects[0].visible and not app.compare.box.visible  # no empty frame
+    assert app.compare.panel.objects == [app.compare.box] and not app.compare.box.visible  # no empty frame
     run = app.start()
     assert run.done and "hit rate" in app.summary.object
     result = app.compare_with_packet()

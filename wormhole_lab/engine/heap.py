@@ -39,9 +39,15 @@ def push(g, heap, time, kind, a, b):
 @kernel
 def pop_into(g, heap, out):
     """Remove the earliest event and copy its row into ``out`` (length H_N)."""
-    n = g[G_HEAP_SIZE] - 1
     for c in range(heap.shape[1]):
         out[c] = heap[0, c]
+    pop(g, heap)
+
+
+@kernel
+def pop(g, heap):
+    """Remove the earliest event (read its row first: ``heap[0]``)."""
+    n = g[G_HEAP_SIZE] - 1
     g[G_HEAP_SIZE] = n
     if n == 0:
         return

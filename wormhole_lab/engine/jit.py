@@ -32,5 +32,14 @@ numba.config.CACHE_DIR = str(CACHE_DIR)
 
 
 def kernel(fn):
-    """``@njit(cache=True)`` with the engine's source-keyed cache folder."""
-    return numba.njit(cache=True, nogil=True)(fn)
+    """``@njit(cache=True)`` with the engine's source-keyed cache folder, compiled without Numba's
+    reference-counting runtime (NRT).
+
+    Kernels never allocate (state.py does it, in Python), so they need no refcounts. With NRT on, every
+    call of a kernel that takes an array increfs it on entry and decrefs it at each exit (atomic
+    ``lock inc/dec`` through out-of-line NRT_incref/NRT_decref calls). Numba up to 0.65 (LLVM <= 20)
+    pruned those pairs; from 0.66 (llvmlite 0.48, LLVM 22) they survive in the hot loop (heap push,
+    admission, ...) and also stop LLVM from inlining small helpers: the engine ran about 2x slower.
+    Without NRT they are never emitted, on every Numba version. A kernel that allocates fails to
+    compile here rather than running slowly."""
+    return numba.njit(cache=True, nogil=True, _nrt=False)(fn)

@@ -1,11 +1,9 @@
 """The event loop: pop the earliest event, run its handler, stop at a boundary Python asked for."""
 
-import numpy as np
-
 from wormhole_lab.engine import arrival, qp
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.flow_log import record as log_flow_event
-from wormhole_lab.engine.heap import pop_into, push
+from wormhole_lab.engine.heap import pop, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_CHECK,
@@ -40,7 +38,6 @@ from wormhole_lab.engine.layout import (
     H_A,
     H_B,
     H_KIND,
-    H_N,
     H_TIME,
     HEADROOM_PER_EVENT,
     PT_BUSY,
@@ -73,7 +70,6 @@ def run_until(
     With partitions on (CI_STEADY_INTERVAL > 0) it logs every flow start and completion (``flow_log``) and
     also returns when the layer above must take that log, and when a partition turns steady, so that the
     layer above can re-partition and fast-forward."""
-    ev = np.empty(H_N, dtype=np.int64)
     n_flows = fl.shape[0]
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
@@ -100,16 +96,17 @@ def run_until(
             return STOP_GROW
         if g[G_VIOLATION]:
             return STOP_INVARIANT
-        pop_into(g, heap, ev)
-        now = ev[H_TIME]
+        now = heap[0, H_TIME]
+        kind = heap[0, H_KIND]
+        a = heap[0, H_A]
+        b = heap[0, H_B]
+        pop(g, heap)
         if ci[CI_CHECK] and now < g[G_NOW]:
             g[G_VIOLATION] = VIOLATION_TIME_BACKWARDS
             g[G_VIOLATION_AT] = now
-            g[G_VIOLATION_WHERE] = ev[H_KIND]
+            g[G_VIOLATION_WHERE] = kind
         g[G_NOW] = now
         g[G_EVENTS] += 1
-        kind = ev[H_KIND]
-        a = ev[H_A]
         if kind == EV_ARRIVE:
             arrival.handle(
                 g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
@@ -119,15 +116,15 @@ def run_until(
             pt[a, PT_BUSY] = 0
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_NIC_WAKE:
-            if ev[H_B] != pt[a, PT_WAKE_GEN]:
+            if b != pt[a, PT_WAKE_GEN]:
                 continue  # moved earlier by an HPCC rate change
             pt[a, PT_WAKE_AT] = -1
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_FLOW_START:
-            if ev[H_B] < FLOW_START_HOPS:
+            if b < FLOW_START_HOPS:
                 # the reference reaches AddQueuePair through two zero-delay events (Application::Start,
                 # StartApplication), so a flow joins after the other events of its nanosecond
-                push(g, heap, now, EV_FLOW_START, a, ev[H_B] + 1)
+                push(g, heap, now, EV_FLOW_START, a, b + 1)
                 continue
             port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, active, a, now)
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
@@ -140,10 +137,10 @@ def run_until(
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow
         elif kind == EV_RTO:
-            if ev[H_B] == fl[a, FL_TIMER_GEN] and qp.on_rto(g, heap, fl, ci, a, now):
+            if b == fl[a, FL_TIMER_GEN] and qp.on_rto(g, heap, fl, ci, a, now):
                 port = path_ports[fl[a, FL_PATH_BEGIN]]
                 dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
         else:
             generation = fl[a, FL_RP_GEN] if kind == EV_DCQCN_INCREASE else fl[a, FL_TIMER_GEN]
-            if ev[H_B] == generation:
+            if b == generation:
                 dispatch.on_timer(g, heap, fl, ff, ci, cf, a, kind, now)

@@ -35,7 +35,7 @@ class PlotSlot:
         # the box is shown, not the pane: a HoloViews pane's own visible fails in a served Bootstrap page
         # (Panel 1.9 passes a stylesheet object where it wants a string)
         self.box = pn.Column(self.pane, visible=False, sizing_mode="stretch_width")
-        self.panel = pn.Column(self.note, self.box, sizing_mode="stretch_width")
+        self.panel = pn.Column(*([self.note] if placeholder else []), self.box, sizing_mode="stretch_width")
 
     def show(self, obj) -> None:
         self.pane.object = obj
