@@ -102,6 +102,10 @@ def main() -> None:
             )
             folders = r["folders"]
             print(f"  FCT agreement     {fct_agreement(folders['ours'] / 'fct.txt', folders['reference'] / 'fct.txt')}")
+            ours_pfc = (folders["ours"] / "pfc.txt").read_text().splitlines()
+            ref_pfc = (folders["reference"] / "pfc.txt").read_text().splitlines()
+            equal = sum(a == b for a, b in zip(ours_pfc, ref_pfc, strict=False))
+            print(f"  PFC lines equal   {equal}/{len(ref_pfc)} (ours {len(ours_pfc)})")
 
 
 if __name__ == "__main__":

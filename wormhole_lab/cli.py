@@ -49,6 +49,8 @@ EPILOG_NS3 = """examples:
 Paths inside the config (TOPOLOGY_FILE, FLOW_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, QLEN_MON_FILE) are
 relative to the working directory, as in the reference. Written: the FCT and PFC files, and the queue-length
 histogram when QLEN_MON_FILE is set; the packet trace (ENABLE_TRACE 1) is not (a note says so).
+Random ECN marks and PFC ids are drawn as the reference draws them (--rng ns3, its seed 1, run 1), so DCQCN
+outputs are the reference's byte for byte; --rng xorshift uses the engine's own generator instead.
 """
 
 
@@ -308,7 +310,7 @@ def _cmd_ns3(args) -> int:
     if args.memo is not None:
         _check_memo(args.memo, (args.mode,))
     ds, written = run_ns3_config(
-        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=args.memo
+        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=args.memo, rng=args.rng
     )
     print(summary(ds))
     _warn_unfinished(ds)
@@ -384,6 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
     ns3.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
     ns3.add_argument(
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
+    )
+    ns3.add_argument(
+        "--rng",
+        choices=["ns3", "xorshift"],
+        default="ns3",
+        help="ECN/PFC random draws: ns3 = the reference's own (byte-identical DCQCN, default); xorshift = ours",
     )
     ns3.set_defaults(func=_cmd_ns3)
     traffic = sub.add_parser(

@@ -6,6 +6,8 @@ microseconds, BUFFER_SIZE in MB (x1024x1024), ECN thresholds in KB (x1000) per l
 rates as ns-3 strings ("20Mb/s"), SIMULATOR_STOP_TIME in seconds. We are stricter than the reference:
 unknown keys, duplicates, and absent keys it would silently default (often to 0 or "") are errors.
 CC_MODE 1 (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP) are read; 10 (HPCC-PINT) is not supported yet.
+A config read here runs with ``EngineConfig.rng = "ns3"``, the reference's own random draws (its seed 1, run 1),
+so DCQCN runs give the reference's outputs byte for byte; the file has no key for it (nor has the reference).
 """
 
 import difflib
@@ -393,6 +395,7 @@ def read_ns3_config(path) -> Ns3Config:
     _check_unsupported(values, where)
     kwargs = {**_absent_values(cca), **{f: values[k] for f, k in _FIELD_KEY.items() if k in values}}
     kwargs["cca"] = cca
+    kwargs["rng"] = "ns3"  # the reference's own ECN/PFC draws: a config run here gives the reference's outputs
     if kwargs["stop_time_ps"] >= MAX_STOP_TIME_PS:
         kwargs["stop_time_ps"] = None  # what write_ns3_config writes for "until every flow completes"
     try:

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import yaml
 
-from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, EngineConfig
+from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, RNG_NAMES, EngineConfig
 from wormhole_lab.engine.presets import PRESETS, preset
 from wormhole_lab.errors import InputError, read_text_file
 from wormhole_lab.simulation import Scenario, _min_interval_ps
@@ -562,6 +562,8 @@ class _Loader:
             return None  # rto_ps: null means automatic
         if kind is bool:
             return self.boolean(value, path)
+        if key == "rng":
+            return self.choice(value, path, RNG_NAMES)
         if kind is float:
             return self.number(value, path)
         if key.endswith("_bps"):

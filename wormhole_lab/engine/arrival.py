@@ -90,7 +90,7 @@ def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport
         return
     pk[k, PK_INPORT] = inport
     if ci[CI_PFC] and should_pause(nd, pt, ci, node, inport):
-        send_pfc(g, pk, pt, ci, inport, 1)
+        send_pfc(g, pk, pt, ci, rng, inport, 1)
         kick_control(g, heap, pk, pt, ci, inport, now)
     fifo_push(pt, pk, out, PT_DATA_HEAD, k)
     pt[out, PT_DATA_BYTES] += wire

@@ -14,6 +14,9 @@ from wormhole_lab.errors import InputError
 CCA_NAMES = ("dcqcn", "hpcc", "timely", "dctcp")
 """Congestion-control algorithms the engine runs; CC_MODE 1, 3, 7 and 8 of the reference."""
 
+RNG_NAMES = ("xorshift", "ns3")
+"""Generators of the ECN draws (EngineConfig.rng)."""
+
 CC_MODE_OF = {"dcqcn": 1, "hpcc": 3, "timely": 7, "dctcp": 8}
 INT_LINE_RATES = (25 * 10**9, 50 * 10**9, 100 * 10**9, 200 * 10**9, 400 * 10**9)
 """Link speeds an INT hop can encode (int-header.h lineRateValues); HPCC needs every switch port at one."""
@@ -85,7 +88,11 @@ class EngineConfig:
     time_quantum_ps: int = 1000  # serialisation times truncated to 1 ns as the reference's clock; 1 for exact ps
     # SIMULATOR_STOP_TIME; None: until every flow completes (or nothing is left to happen)
     stop_time_ps: int | None = None
-    seed: int = 1  # seeds the ECN marking draws
+    seed: int = 1  # seeds the ECN marking draws (under rng "ns3": the reference's RngSeed, 1 by default)
+    # random generator of the ECN draws: "xorshift" (xorshift64*, one uint64, the fastest) or "ns3" (the
+    # reference's MRG32k3a with one new stream per draw, drawing where the reference draws: byte-identical
+    # DCQCN runs; the default of `wormhole-lab ns3`). See engine/rng_ns3.py.
+    rng: str = "xorshift"
     # the engine's tables (packet pool, event heap, flows, telemetry buffers) stop with a clear error
     # beyond this many bytes instead of swapping; None: half of this machine's memory
     memory_cap_bytes: int | None = None
@@ -114,6 +121,18 @@ class EngineConfig:
         if self.cca not in CCA_NAMES:
             raise InputError(
                 "EngineConfig.cca", f"unknown congestion control {self.cca!r}", f"choose one of {', '.join(CCA_NAMES)}"
+            )
+        if self.rng not in RNG_NAMES:
+            raise InputError(
+                "EngineConfig.rng",
+                f"unknown random generator {self.rng!r}",
+                f"choose one of {', '.join(RNG_NAMES)} (ns3: the reference's own draws)",
+            )
+        if self.rng == "ns3" and not 0 < int(self.seed) < 4294944443:
+            raise InputError(
+                "EngineConfig.seed",
+                f"the ns3 generator takes the reference's RngSeed, 1 to 4294944442, got {self.seed!r}",
+                "use 1 (the reference's default seed)",
             )
         positive = [
             "time_quantum_ps",

@@ -12,6 +12,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.config import INT_LINE_RATES, EngineConfig
 from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.rng import new_state
+from wormhole_lab.engine.rng_ns3 import ns3_state, setup_streams
 from wormhole_lab.errors import InputError
 
 DATA_HEADER_BYTES = 48  # SeqTs 6 + UDP 8 + IPv4 20 + PPP 14 (the reference's PppHeader is 14 B): 1048 B for 1000 B
@@ -369,7 +370,7 @@ def build_state(
         path_ports=path_ports,
         ci=_int_config(cfg),
         cf=_float_config(cfg),
-        rng=new_state(cfg.seed),
+        rng=new_state(cfg.seed) if cfg.rng == "xorshift" else ns3_state(cfg.seed, setup_streams(topo.n_nodes)),
         pfc_log=np.zeros((INITIAL_PFC_ROWS, L.PFC_LOG_N), dtype=np.int64),
         tel_time=np.zeros(1, dtype=np.int64),
         tel_port=np.zeros((1, 0, L.TP_N), dtype=np.int64),

@@ -45,11 +45,13 @@ from wormhole_lab.engine.layout import (
 )
 from wormhole_lab.engine.mmu import ecn_mark, release, should_resume
 from wormhole_lab.engine.packets import alloc, fifo_pop, fifo_push
+from wormhole_lab.engine.rng import draws_like_reference, pfc_ip_id_draw
 
 
 @kernel
-def send_pfc(g, pk, pt, ci, port, pause):
+def send_pfc(g, pk, pt, ci, rng, port, pause):
     """Queue a PFC frame on ``port`` (towards the upstream device) in the strict-priority queue."""
+    pfc_ip_id_draw(rng)
     k = alloc(g, pk)
     pk[k, PK_KIND] = KIND_PFC
     pk[k, PK_PAUSE] = pause
@@ -86,14 +88,17 @@ def select_packet(g, pk, pt, ptf, nd, ci, rng, port, now):
     release(nd, pt, ci, node, inport, wire)
     pt[port, PT_DATA_BYTES] -= wire
     # ACKs are marked too in the reference, but a mark on an ACK has no effect, so no draw is spent on it
+    # unless the reference's draws are replayed (rng="ns3"): then the ACK takes its stream index and is not marked
     if ci[CI_ECN] and pk[k, PK_KIND] == KIND_DATA and ecn_mark(pt, ptf, rng, port, pt[port, PT_DATA_BYTES]):
         pk[k, PK_ECN] = 1
         pt[port, PT_ECN_MARKS] += 1
         g[G_ECN_MARKS] += 1
+    elif ci[CI_ECN] and pk[k, PK_KIND] != KIND_DATA and draws_like_reference(rng):
+        ecn_mark(pt, ptf, rng, port, pt[port, PT_DATA_BYTES])
     # INT sees the bytes sent before this packet and the queue left behind it (queue 0 is empty here)
     if ci[CI_INT_MODE] == INT_MODE_HOPS and pk[k, PK_KIND] == KIND_DATA:
         _push_int_hop(pk, pt, ci, port, k, now)
     if ci[CI_PFC] and should_resume(nd, pt, ci, node, inport):
-        send_pfc(g, pk, pt, ci, inport, 0)
+        send_pfc(g, pk, pt, ci, rng, inport, 0)
         return k, inport
     return k, -1

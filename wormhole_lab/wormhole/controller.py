@@ -32,9 +32,9 @@ class WormholeConfig:
 
 
 def config_fingerprint(engine_config) -> str:
-    """Everything in the engine configuration that shapes a transient (not the seed or the stop time)."""
+    """Everything in the engine configuration that shapes a transient (not the seed, the generator or the stop time)."""
     manifest = json.loads(engine_config.manifest_json())
-    for key in ("seed", "stop_time_ps", "memory_cap_bytes"):
+    for key in ("seed", "rng", "stop_time_ps", "memory_cap_bytes"):
         manifest.pop(key)
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:32]
 
