@@ -113,6 +113,7 @@ def test_ipywidgets_controls_drive_the_same_objects(tmp_path):
     assert w.lesson.cca == "DCQCN" and w.lesson.n == 2
     w.button.click()
     assert w.run is not None and w.run.done and w.run.flows.sizes["flow"] == 2 and "done" in w.message.value
+    assert len(w.output.outputs) == 1  # the last drawing only, set through the widget's state
     w.controls["link_gbps"].value = 10
     w.controls["cca"].value = "HPCC"
     w.button.click()

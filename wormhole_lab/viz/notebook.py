@@ -7,7 +7,6 @@ underlying ``param.Parameterized`` object, so ``widget.lesson`` / ``widget.explo
 
 import ipywidgets as widgets
 import param
-from IPython.display import display
 
 from wormhole_lab.viz.app_base import describe_error
 from wormhole_lab.viz.components import cca_plots, memo_panel, partition_graph, timeline
@@ -69,9 +68,10 @@ class _RunWidget(widgets.VBox):
         return run
 
     def _show(self, run):
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(self._draw(run))
+        # set through the widget's state, not by capturing display() in the Output widget: nbclient (nbmake)
+        # stalled ~300 s on a redraw loop of captured clear_output(wait=True) + display
+        self.output.outputs = ()
+        self.output.append_display_data(self._draw(run))
 
 
 def lesson_widget(lesson=None) -> _RunWidget:
