@@ -102,35 +102,20 @@ def first_uniform(state) -> float:
 
 
 @kernel
-def _jump1(rng):
-    """Component 1 of the state times the jump matrix, mod M1, exactly in uint64: each state word is split
-    into 16-bit halves, so the three products of a row sum below 2**50, and two reductions per row suffice
-    (M1 is a constant: the compiler turns % into multiplications)."""
-    s0 = rng[R_STATE]
-    s1 = rng[R_STATE + 1]
-    s2 = rng[R_STATE + 2]
+def _jump(rng, state, matrix, modulus):
+    """One component of the state (``rng[state:state + 3]``) times its jump matrix, mod ``modulus``, exactly
+    in uint64: each state word is split into 16-bit halves, so the three products of a row sum below 2**50,
+    and two reductions per row suffice (called with constants, so the compiler turns % into multiplications)."""
+    s0 = rng[state]
+    s1 = rng[state + 1]
+    s2 = rng[state + 2]
     h0, h1, h2 = s0 >> _SHIFT, s1 >> _SHIFT, s2 >> _SHIFT
     l0, l1, l2 = s0 & _LOW, s1 & _LOW, s2 & _LOW
     for i in range(3):
-        j = R_JUMP1 + 3 * i
+        j = matrix + 3 * i
         hi = rng[j] * h0 + rng[j + 1] * h1 + rng[j + 2] * h2
         lo = rng[j] * l0 + rng[j + 1] * l1 + rng[j + 2] * l2
-        rng[R_STATE + i] = (((hi % _M1_U) << _SHIFT) + lo) % _M1_U
-
-
-@kernel
-def _jump2(rng):
-    """Component 2, as _jump1 with M2."""
-    s0 = rng[R_STATE + 3]
-    s1 = rng[R_STATE + 3 + 1]
-    s2 = rng[R_STATE + 3 + 2]
-    h0, h1, h2 = s0 >> _SHIFT, s1 >> _SHIFT, s2 >> _SHIFT
-    l0, l1, l2 = s0 & _LOW, s1 & _LOW, s2 & _LOW
-    for i in range(3):
-        j = R_JUMP2 + 3 * i
-        hi = rng[j] * h0 + rng[j + 1] * h1 + rng[j + 2] * h2
-        lo = rng[j] * l0 + rng[j + 1] * l1 + rng[j + 2] * l2
-        rng[R_STATE + 3 + i] = (((hi % _M2_U) << _SHIFT) + lo) % _M2_U
+        rng[state + i] = (((hi % modulus) << _SHIFT) + lo) % modulus
 
 
 @kernel
@@ -147,7 +132,7 @@ def ns3_uniform(rng):
     if p2 < 0:
         p2 += M2
     d = p1 - p2 if p1 > p2 else p1 - p2 + M1
-    _jump1(rng)
-    _jump2(rng)
+    _jump(rng, R_STATE, R_JUMP1, _M1_U)
+    _jump(rng, R_STATE + 3, R_JUMP2, _M2_U)
     rng[R_STREAM] += np.uint64(1)
     return d * NORM
