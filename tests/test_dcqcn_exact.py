@@ -46,31 +46,35 @@ def _assert_same(ours_fct: Path, ref_fct: Path, ours_pfc: Path, ref_pfc: Path):
     assert len(ours_p) == len(ref_p)
 
 
+def _run_and_compare(inputs: Path, work: Path, config: str, fct: Path, pfc: Path, monkeypatch, mode="packet"):
+    """Run ``config`` from a copy of ``inputs`` as the reference is run, and compare with its recorded outputs."""
+    monkeypatch.chdir(_inputs(inputs, work, config))
+    ds, _ = run_ns3_config(config, mode=mode)
+    _assert_same(work / "fct.txt", fct, work / "pfc.txt", pfc)
+    return ds
+
+
+def _recorded(src: Path, monkeypatch, tmp_path, inputs: Path | None = None, mode="packet"):
+    """A case of data/: its inputs (or ``inputs``) against its fct_reference.txt and pfc_reference.txt."""
+    fct, pfc = src / "fct_reference.txt", src / "pfc_reference.txt"
+    return _run_and_compare(inputs or src, tmp_path / src.name, "config.txt", fct, pfc, monkeypatch, mode)
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_dcqcn_case_is_byte_identical_to_the_reference(name, tmp_path, monkeypatch):
-    src = DATA / "validation_dcqcn" / name
-    work = _inputs(src, tmp_path / name, "config.txt")
-    monkeypatch.chdir(work)
-    run_ns3_config("config.txt")
-    _assert_same(work / "fct.txt", src / "fct_reference.txt", work / "pfc.txt", src / "pfc_reference.txt")
+    _recorded(DATA / "validation_dcqcn" / name, monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize("name", OTHER_CCA_CASES)
 def test_hpcc_timely_dctcp_with_pfc_are_byte_identical(name, tmp_path, monkeypatch):
-    src = DATA / "validation_pfc" / name
-    work = _inputs(src, tmp_path / name, "config.txt")
-    monkeypatch.chdir(work)
-    run_ns3_config("config.txt")
-    _assert_same(work / "fct.txt", src / "fct_reference.txt", work / "pfc.txt", src / "pfc_reference.txt")
+    _recorded(DATA / "validation_pfc" / name, monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["s1_single_flow", "s2_incast8"])
 def test_validation_dcqcn_is_byte_identical(name, tmp_path, monkeypatch):
     src = DATA / "validation" / name
-    work = _inputs(src, tmp_path / name, "config_dcqcn.txt")
-    monkeypatch.chdir(work)
-    run_ns3_config("config_dcqcn.txt")
-    _assert_same(work / "fct.txt", src / "fct_dcqcn.txt", work / "pfc.txt", src / "pfc_dcqcn.txt")
+    fct, pfc = src / "fct_dcqcn.txt", src / "pfc_dcqcn.txt"
+    _run_and_compare(src, tmp_path / name, "config_dcqcn.txt", fct, pfc, monkeypatch)
 
 
 def test_the_cases_depend_on_the_draws(tmp_path, monkeypatch):
@@ -88,12 +92,8 @@ def test_the_cases_depend_on_the_draws(tmp_path, monkeypatch):
 def test_wormhole_mode_without_a_skip_is_byte_identical_too(tmp_path, monkeypatch):
     """Wormhole mode draws what packet mode draws until a skip (a skipped window draws nothing, see
     docs/wormhole-design.md); a DCQCN run this short never skips, so it is still the reference's."""
-    src = DATA / "validation_dcqcn" / "leafspine_staggered"
-    work = _inputs(src, tmp_path / "w", "config.txt")
-    monkeypatch.chdir(work)
-    ds, _ = run_ns3_config("config.txt", mode="wormhole")
+    ds = _recorded(DATA / "validation_dcqcn" / "leafspine_staggered", monkeypatch, tmp_path, mode="wormhole")
     assert ds.attrs["skips"] == 0
-    _assert_same(work / "fct.txt", src / "fct_reference.txt", work / "pfc.txt", src / "pfc_reference.txt")
 
 
 @pytest.mark.skipif(
@@ -102,11 +102,7 @@ def test_wormhole_mode_without_a_skip_is_byte_identical_too(tmp_path, monkeypatc
 )
 def test_fat_perm64_dcqcn_is_byte_identical(tmp_path, monkeypatch):
     """The reference's fat_perm64 (320-host fat tree, 64 x 10 MB): its outputs are in data/, inputs in ../shared."""
-    src = DATA / "validation_dcqcn" / "fat_perm64"
-    work = _inputs(SHARED_BENCH, tmp_path / "fat_perm64", "config.txt")
-    monkeypatch.chdir(work)
-    run_ns3_config("config.txt")
-    _assert_same(work / "fct.txt", src / "fct_reference.txt", work / "pfc.txt", src / "pfc_reference.txt")
+    _recorded(DATA / "validation_dcqcn" / "fat_perm64", monkeypatch, tmp_path, inputs=SHARED_BENCH)
 
 
 def test_seed_is_the_reference_rngseed(tmp_path, monkeypatch):
