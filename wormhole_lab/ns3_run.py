@@ -14,7 +14,7 @@ from pathlib import Path
 from wormhole_lab.engine.config import MAX_STOP_TIME_PS
 from wormhole_lab.errors import InputError
 from wormhole_lab.ns3_config import read_ns3_config
-from wormhole_lab.qlen_histogram import DEFAULT_START_NS, QlenHistogram
+from wormhole_lab.qlen_histogram import QlenHistogram
 from wormhole_lab.results import check_writable, fct_lines, pfc_lines, write_lines
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry, check_store_path
@@ -61,7 +61,7 @@ def run_ns3_config(config_path, mode: str = "packet", telemetry_out=None, notify
         check_writable(Path(path), f"{config_path}: {key}")
     fmt = check_store_path(telemetry_out, None) if telemetry_out is not None else None
     qlen = None
-    monitor_start_ps = 1000 * (DEFAULT_START_NS if cfg.qlen_mon_start_ns is None else cfg.qlen_mon_start_ns)
+    monitor_start_ps, _ = QlenHistogram.window_ps(cfg.qlen_mon_start_ns, cfg.qlen_mon_end_ns)
     monitor = cfg.qlen_mon_file and monitor_start_ps <= (cfg.engine.stop_time_ps or MAX_STOP_TIME_PS)
     if cfg.qlen_mon_file and not monitor:
         write_lines(keys["QLEN_MON_FILE"], [])  # a window after the stop time: the reference writes an empty file

@@ -33,13 +33,19 @@ class QlenHistogram:
         ports = np.flatnonzero(topo.is_switch[topo.port_node()])
         return cls(ports, topo.port_node()[ports], topo.port_ifindex()[ports])
 
-    def telemetry(self, start_ns: int | None, end_ns: int | None) -> Telemetry:
-        """The sampling the monitor needs: these ports, every 100 ns through the window, idle time included."""
+    @staticmethod
+    def window_ps(start_ns: int | None, end_ns: int | None) -> tuple[int, int]:
+        """The monitor's window in ps, with third.cc's defaults for keys the config omits."""
         start = DEFAULT_START_NS if start_ns is None else start_ns
         end = DEFAULT_END_NS if end_ns is None else end_ns
+        return start * 1000, end * 1000
+
+    def telemetry(self, start_ns: int | None, end_ns: int | None) -> Telemetry:
+        """The sampling the monitor needs: these ports, every 100 ns through the window, idle time included."""
+        start_ps, end_ps = self.window_ps(start_ns, end_ns)
         return Telemetry(
             interval_ps=INTERVAL_PS, ports=self.ports.tolist(), flows=None, chunk_samples=512,
-            start_ps=start * 1000, end_ps=end * 1000, idle_samples=True,
+            start_ps=start_ps, end_ps=end_ps, idle_samples=True,
         )  # fmt: skip
 
     def add(self, chunk) -> None:
