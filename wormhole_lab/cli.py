@@ -93,35 +93,48 @@ def wormhole_statistics(ds) -> str:
             f"\nmemo:     {ds.attrs['memo_lookups']:,} lookups, {ds.attrs['memo_hits']:,} hits, "
             f"{ds.attrs['memo_inserts']:,} new entries; DB {ds.attrs['memo_db_bytes'] / 1024:,.0f} KiB"
         )
+    if ds.attrs.get("audit_k"):
+        line += "\n" + audit_statistics(ds)
     return line
 
 
-def _load(path, memo=None, modes=("wormhole",)):
-    """The scenario file's (or the built-in) Scenario; ``--memo`` overrides the file's ``wormhole.memo``."""
+def audit_statistics(ds) -> str:
+    """One line of the self-audit: what was re-simulated, how far off the skips were, the FCT error estimate."""
+    a = ds.attrs
+    return (
+        f"audit:    {a['audit_fastforwards']} fast-forwards and {a['audit_memo_hits']} memo hits re-simulated "
+        f"({a['audit_seconds']:.2f} s); credited bytes off by {a['audit_fastforward_error']:.2%} (fast-forwards), "
+        f"{a['audit_memo_error']:.2%} (memo hits); estimated FCT error mean {a['audit_fct_error_estimate']:.2%}, "
+        f"max {a['audit_fct_error_estimate_max']:.2%}"
+    )
+
+
+def _load(path, args, modes=("wormhole",)):
+    """The scenario file's (or the built-in) Scenario; ``--memo`` and ``--audit`` override its ``wormhole:``."""
+    from dataclasses import replace
+
     from wormhole_lab.scenario_io import load_scenario
     from wormhole_lab.scenarios import default_scenario
 
     scenario = load_scenario(path) if path else default_scenario()
-    return _with_memo(scenario, memo, modes)
+    _check_wormhole_options(args, modes)
+    changes = {"memo": None if args.memo is None else str(args.memo), "audit": args.audit}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    return replace(scenario, wormhole=replace(scenario.wormhole, **changes)) if changes else scenario
 
 
-def _with_memo(scenario, memo, modes):
-    from dataclasses import replace
-
-    if memo is None:
-        return scenario
-    _check_memo(memo, modes)
-    return replace(scenario, wormhole=replace(scenario.wormhole, memo=str(memo)))
-
-
-def _check_memo(memo, modes) -> None:
-    if "wormhole" not in modes:
-        raise InputError("--memo", "the memo DB is used in Wormhole mode only", "add --mode wormhole, or drop --memo")
-    if not Path(memo).resolve().parent.is_dir():
-        raise InputError("--memo", f"the folder of {memo} does not exist", "create it or give another path")
+def _check_wormhole_options(args, modes) -> None:
+    for flag, value in (("--memo", args.memo), ("--audit", args.audit)):
+        if value is not None and "wormhole" not in modes:
+            raise InputError(flag, f"{flag} is for Wormhole mode only", f"add --mode wormhole, or drop {flag}")
+    if args.memo is not None and not Path(args.memo).resolve().parent.is_dir():
+        raise InputError("--memo", f"the folder of {args.memo} does not exist", "create it or give another path")
+    if args.audit is not None and args.audit < 0:
+        raise InputError("--audit", f"must be 0 or more, got {args.audit}", "e.g. --audit 8 (0: no audit)")
 
 
 MEMO_HELP = "memo DB file (SQLite) for Wormhole mode: patterns seen in earlier runs are reused (default: none)"
+AUDIT_HELP = "Wormhole mode: re-simulate K fast-forwards and K memo hits packet by packet for an error estimate"
 PROGRESS_REDRAW_S = 0.1  # the bar redraws at most this often (wall time), however fast simulated time moves
 
 
@@ -173,7 +186,7 @@ def _cmd_run(args) -> int:
         raise InputError("--out", f"folder {folder} does not exist", "create it or pass an existing folder")
     fct_path = folder / (f"{out.stem}.fct.txt" if store else "fct.txt")
     check_writable(fct_path, "--out")
-    scenario = _load(args.scenario, args.memo, (args.mode,))
+    scenario = _load(args.scenario, args, (args.mode,))
     t0 = time.perf_counter()
     ds = _simulate(scenario, args.mode, out if store else None, quiet=args.quiet)
     print(summary(ds))
@@ -189,7 +202,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    scenario = _load(args.scenario, args.memo)
+    scenario = _load(args.scenario, args)
     packet = _simulate(scenario, "packet", quiet=args.quiet)
     wormhole = _simulate(scenario, "wormhole", quiet=args.quiet)
     _warn_unfinished(packet)
@@ -205,6 +218,11 @@ def _cmd_compare(args) -> int:
     )
     if done.any():
         print(f"FCT error       mean {error.mean():.3%}   p99 {np.percentile(error, 99):.3%}   max {error.max():.3%}")
+    if wormhole.attrs.get("audit_k"):
+        print(
+            f"audit estimate  mean {wormhole.attrs['audit_fct_error_estimate']:.3%}   "
+            f"max {wormhole.attrs['audit_fct_error_estimate_max']:.3%}   (the measured error is above)"
+        )
     print(
         f"iteration time  packet {packet.attrs['iteration_time_ps'] / 1e9:.3f} ms, "
         f"wormhole {wormhole.attrs['iteration_time_ps'] / 1e9:.3f} ms (error {iteration:.3%})"
@@ -307,11 +325,11 @@ def _cmd_ns3(args) -> int:
     from wormhole_lab.ns3_run import run_ns3_config
 
     notice = lambda text: print(f"wormhole-lab: note: {text}", file=sys.stderr)  # noqa: E731
-    if args.memo is not None:
-        _check_memo(args.memo, (args.mode,))
+    _check_wormhole_options(args, (args.mode,))
     ds, written = run_ns3_config(
-        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=args.memo, rng=args.rng
-    )
+        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=args.memo, rng=args.rng,
+        audit=args.audit,
+    )  # fmt: skip
     print(summary(ds))
     _warn_unfinished(ds)
     if args.mode == "wormhole":
@@ -335,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    run.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
     run.set_defaults(func=_cmd_run)
     compare = sub.add_parser(
         "compare",
@@ -345,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    compare.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP + " (set beside the measured error)")
     compare.set_defaults(func=_cmd_compare)
     sweep = sub.add_parser(
         "sweep",
@@ -384,6 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     ns3.add_argument("config", help="the reference-style config file")
     ns3.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
     ns3.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    ns3.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
     ns3.add_argument(
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
     )

@@ -43,15 +43,18 @@ class Ns3Notice(UserWarning):
     """Something the config asks for that the drop-in does differently (it says what, and what to use)."""
 
 
-def run_ns3_config(config_path, mode: str = "packet", telemetry_out=None, notify=None, memo=None, rng=None):
+def run_ns3_config(
+    config_path, mode: str = "packet", telemetry_out=None, notify=None, memo=None, rng=None, audit=None
+):  # fmt: skip
     """Returns (flows Dataset, [paths written]). ``telemetry_out``: a .nc or .zarr store for the default
     telemetry series; ``notify(text)`` receives notices (default: an ``Ns3Notice`` warning); ``memo``: the memo
-    DB of Wormhole mode; ``rng``: the ECN/PFC random generator (default "ns3", the reference's own draws;
-    "xorshift" the engine's own)."""
+    DB of Wormhole mode, ``audit`` its self-audit's K; ``rng``: the ECN/PFC random generator (default "ns3",
+    the reference's own draws; "xorshift" the engine's own)."""
     notify = notify or (lambda text: warnings.warn(text, Ns3Notice, stacklevel=3))
     scenario, cfg = ns3_scenario(config_path)
-    if memo is not None:
-        scenario = replace(scenario, wormhole=replace(scenario.wormhole, memo=str(memo)))
+    wormhole = {k: v for k, v in (("memo", None if memo is None else str(memo)), ("audit", audit)) if v is not None}
+    if wormhole:
+        scenario = replace(scenario, wormhole=replace(scenario.wormhole, **wormhole))
     if rng is not None:
         scenario = replace(scenario, config=scenario.config.with_(rng=rng))
     keys = {"FCT_OUTPUT_FILE": cfg.fct_output_file, "PFC_OUTPUT_FILE": cfg.pfc_output_file}

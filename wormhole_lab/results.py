@@ -171,6 +171,9 @@ def add_wormhole_results(ds: xr.Dataset, controller) -> xr.Dataset:
     ds.attrs["events_total_estimate"] = ds.attrs["events_executed"] + ds.attrs["events_skipped_estimate"]
     for name, (values, text) in controller.flow_variables(ds["fct"].values).items():
         ds[name] = ("flow", values, {"units": "1" if "fraction" in name else "byte", "long_name": text})
+    audit = controller.audit(ds["fct"].values)
+    if audit is not None:
+        ds = _add_audit(ds, *audit)
     log = controller.series()
     ds["partition_count"] = ("partition_change", log["counts"], {"units": "1", "long_name": "partitions alive"})
     ds["partition_change_time"] = (
@@ -178,4 +181,36 @@ def add_wormhole_results(ds: xr.Dataset, controller) -> xr.Dataset:
         log["times"],
         {"units": "ps", "long_name": "time a flow started or finished"},
     )
+    return ds
+
+
+AUDIT_VARIABLES = {  # name: (units, long name, the AuditedWindow field)
+    "audit_kind": ("", "what was audited: a fast-forward or a memo hit", "kind"),
+    "audit_partition": ("", "partition id", "part"),
+    "audit_start": ("ps", "start of the audited stretch (the skip's start)", "start_ps"),
+    "audit_end": ("ps", "end of the audited stretch", "end_ps"),
+    "audit_credited_bytes": ("byte", "bytes the skip credited its flows over the stretch", "credited_bytes"),
+    "audit_simulated_bytes": (
+        "byte",
+        "bytes the same flows moved when the stretch was replayed packet by packet",
+        "simulated_bytes",
+    ),
+    "audit_error": ("1", "sum over flows of |credited - simulated| / sum of simulated", "error"),
+    "audit_signed_error": (
+        "1",
+        "(credited - simulated) / simulated: positive when the skip credited too much",
+        "signed_error",
+    ),
+    "audit_max_flow_error": ("1", "largest |credited - simulated| / simulated of one flow", "max_flow_error"),
+}
+
+
+def _add_audit(ds: xr.Dataset, attrs: dict, estimate: np.ndarray, windows: list) -> xr.Dataset:
+    """The self-audit: its attributes, the per-flow FCT error estimate, and one row per audited window."""
+    ds = ds.assign_attrs(attrs)
+    text = "estimated relative FCT error from the audited skips (method: the audit_method attribute)"
+    ds["fct_error_estimate"] = ("flow", estimate, {"units": "1", "long_name": text})
+    for name, (unit, text, column) in AUDIT_VARIABLES.items():
+        values = np.array([getattr(w, column) for w in windows])
+        ds[name] = ("audit", values.astype(str) if column == "kind" else values, {"units": unit, "long_name": text})
     return ds

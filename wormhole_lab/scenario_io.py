@@ -22,7 +22,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     config:                           # optional EngineConfig overrides, by field name
       stop_time_ps: 10ms
     telemetry: off                    # optional: off | on | a mapping of Telemetry fields
-    wormhole: {memo: memo.sqlite}     # optional: memo DB and steady-test knobs (theta, window, interval_ps)
+    wormhole: {memo: memo.sqlite}     # optional: memo DB, audit K and steady-test knobs (theta, window, interval_ps)
 
 Paths are relative to the YAML file. Every problem is an ``InputError`` located at ``<file>:<line>``
 whose message names the key (``config.rate_ai_bps``) and whose fix lists the allowed keys or values,
@@ -80,7 +80,7 @@ BUILDERS = {
 TOP_LEVEL_KEYS = (
     "name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry", "wormhole",
 )  # fmt: skip
-WORMHOLE_KEYS = ("memo", "theta", "window", "interval_ps", "min_skip_ps")
+WORMHOLE_KEYS = ("memo", "theta", "window", "interval_ps", "min_skip_ps", "audit")
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
@@ -618,6 +618,7 @@ class _Loader:
                 steady[key] = self.integer(value, sub, minimum=2)
             elif key in ("interval_ps", "min_skip_ps"):
                 steady[key] = self.time(value, sub)
+        audit = self.integer(spec["audit"], path + ("audit",), minimum=0) if "audit" in spec else 0
         memo = spec.get("memo")
         if memo is not None:
             memo = self.text(memo, path + ("memo",))
@@ -625,7 +626,7 @@ class _Loader:
             if not Path(memo).parent.is_dir():
                 raise self.error(path + ("memo",), f"folder of {memo} does not exist", "create it or change the path")
         try:
-            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo)
+            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo, audit=audit)
         except InputError as exc:
             field = exc.where.rsplit(".", 1)[-1]
             raise self.error(path + (field if field in WORMHOLE_KEYS else "theta",), exc.problem, exc.fix) from None

@@ -62,7 +62,10 @@ def save_scenario(scenario: Scenario, path) -> Path:
         ("topology", _same_topology(back.topology, scenario.topology)),
         ("flows", _same_flows(back.flows, scenario.flows)),
         ("config", back.config == scenario.config),
-        ("wormhole settings", back.wormhole.steady == scenario.wormhole.steady),
+        (
+            "wormhole settings",
+            (back.wormhole.steady, back.wormhole.audit) == (scenario.wormhole.steady, scenario.wormhole.audit),
+        ),
     ):
         if not same:
             raise InputError(
@@ -245,7 +248,7 @@ def _config_doc(cfg: EngineConfig, stored: dict | None, topo: Topology) -> dict:
 
 
 def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
-    """The memo DB (relative to the YAML file when it can be) and the steady-test knobs that differ."""
+    """The memo DB (relative to the YAML file when it can be), the audit, and the steady-test knobs that differ."""
     default = SteadyConfig()
     out = {
         name: _plain(getattr(wormhole.steady, name))
@@ -255,6 +258,8 @@ def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
     if wormhole.memo is not None:
         memo = Path(wormhole.memo).resolve()
         out["memo"] = str(memo.relative_to(base.resolve())) if memo.is_relative_to(base.resolve()) else str(memo)
+    if wormhole.audit:
+        out["audit"] = int(wormhole.audit)
     return out
 
 

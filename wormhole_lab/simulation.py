@@ -3,7 +3,7 @@
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import xarray as xr
@@ -125,10 +125,19 @@ def unfinished_message(ds: xr.Dataset) -> str:
 class Simulation:
     """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
 
-    def __init__(self, scenario: Scenario, mode: str = "packet", progress=None, progress_step_ps: int = 10**8):
-        """``progress(Progress)`` is called every ``progress_step_ps`` of simulated time (and at the end)."""
+    def __init__(
+        self, scenario: Scenario, mode: str = "packet", progress=None, progress_step_ps: int = 10**8,
+        audit: int | None = None,
+    ):  # fmt: skip
+        """``progress(Progress)`` is called every ``progress_step_ps`` of simulated time (and at the end).
+        ``audit=K`` (Wormhole mode) re-simulates K fast-forwards and K memo hits packet by packet for an error
+        estimate; it overrides the scenario's ``WormholeConfig.audit``."""
         if mode not in MODES:
             raise InputError("Simulation.mode", f"unknown mode {mode!r}", f"choose one of {', '.join(MODES)}")
+        if audit is not None:
+            if mode != "wormhole" and audit:
+                raise InputError("Simulation.audit", "the audit checks Wormhole mode's skips", 'use mode="wormhole"')
+            scenario = replace(scenario, wormhole=replace(scenario.wormhole, audit=audit))
         self.scenario = scenario
         self.mode = mode
         self.progress = progress

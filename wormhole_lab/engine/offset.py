@@ -147,3 +147,17 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
         for h in range(INT_MAX_HOPS):
             c = FL_HOP_BASE + h * INT_FIELDS + INT_TIME
             fl[f, c] = (fl[f, c] + dt // 1000) & INT_TIME_MASK
+
+
+@kernel
+def isolate_partition(g, heap, pk, pt, fl, part):
+    """Drop every pending event that is not partition ``part``'s own (other partitions, flow starts, samples):
+    what is left runs the partition alone, on a copy of the state that the audit replays."""
+    kept = 0
+    for i in range(g[G_HEAP_SIZE]):
+        if _belongs(pk, pt, fl, heap[i, H_KIND], heap[i, H_A], part):
+            for c in range(heap.shape[1]):
+                heap[kept, c] = heap[i, c]
+            kept += 1
+    g[G_HEAP_SIZE] = kept
+    _heapify(heap, kept)

@@ -75,6 +75,10 @@ class EngineState:
             object.__setattr__(self, "_arrays", cached)
         return cached
 
+    def copy(self) -> "EngineState":
+        """An independent copy of every table: it runs on from here without touching this state."""
+        return EngineState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
     def __setattr__(self, name, value):
         self.__dict__.pop("_arrays", None)  # a table was replaced (grown or attached)
         object.__setattr__(self, name, value)

@@ -14,9 +14,10 @@ import numpy as np
 
 import wormhole_lab
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine.nic import window_bound
 from wormhole_lab.engine.rate_window import mark_candidates
-from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
+from wormhole_lab.errors import InputError
+from wormhole_lab.wormhole.audit import METHOD, Auditor
+from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, transient_bytes
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
@@ -25,10 +26,20 @@ from wormhole_lab.wormhole.steady import SteadyConfig
 
 @dataclass(frozen=True)
 class WormholeConfig:
-    """Knobs of the accelerated mode. ``memo``: path of the SQLite memo DB (None: no memoization)."""
+    """Knobs of the accelerated mode. ``memo``: path of the SQLite memo DB (None: no memoization). ``audit``:
+    how many fast-forwards and how many memo hits to re-simulate packet by packet for an error estimate."""
 
     steady: SteadyConfig = field(default_factory=SteadyConfig)
     memo: str | None = None
+    audit: int = 0
+
+    def __post_init__(self):
+        if isinstance(self.audit, bool) or not isinstance(self.audit, int | np.integer) or self.audit < 0:
+            raise InputError(
+                "WormholeConfig.audit",
+                f"must be a whole number of windows to audit, 0 or more, got {self.audit!r}",
+                "use e.g. 8 (0 turns the audit off)",
+            )
 
 
 def config_fingerprint(engine_config) -> str:
@@ -81,6 +92,10 @@ class WormholeController:
                 line_bps,
             )
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
+        self.auditor = None
+        if config.audit:
+            self.auditor = Auditor(state, config.audit, engine_config.seed, steady.window * steady.interval_ps)
+            self.ff.auditor = self.auditor
 
     def _path_shapes(self) -> list[str]:
         """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
@@ -204,7 +219,7 @@ class WormholeController:
             "t_conv": now - t0,
             "flows": [
                 {
-                    "bytes": self._progress(f, *start[f]),
+                    "bytes": transient_bytes(self.state, f, *start[f]),
                     "int": fl[f, list(STATE_INT)].tolist(),
                     "float": ff[f, list(STATE_FLOAT)].tolist(),
                 }
@@ -212,20 +227,6 @@ class WormholeController:
             ],
         }
         self.lookup.store(key, members, rates, value)
-
-    def _progress(self, f: int, sent: int, acked: int) -> int:
-        """Bytes a jump over the transient credits flow ``f``, which had sent ``sent`` and got ``acked`` at its
-        start.
-
-        A jump carries only the packets in flight at its start along: what the transient put into the pipe
-        is lost. A flow its window holds back refills it within an RTT once ACKs come: credit what was
-        acknowledged. A paced flow never catches up on what it sent: credit what was sent (crediting the
-        acknowledged bytes made every jumped flow of an MoE all-to-all under HPCC 1.3 % slow).
-        """
-        s = self.state
-        if window_bound(s.fl, s.ci, f):
-            return int(s.fl[f, L.FL_SND_UNA]) - acked
-        return int(s.fl[f, L.FL_SND_NXT]) - sent
 
     def _fast_forward(self, horizon: int) -> None:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])
@@ -259,6 +260,29 @@ class WormholeController:
             "partitions_mean": float(np.mean(counts)),
             **self._memo_attrs(),
         }
+
+    def audit(self, fct_ps: np.ndarray) -> tuple[dict, np.ndarray, list] | None:
+        """The self-audit's results (None when it was off): attributes, the per-flow FCT error estimate, and
+        the audited windows."""
+        auditor = self.auditor
+        if auditor is None:
+            return None
+        estimate = auditor.fct_error_estimate(self.ff.ff_time, self.ff.memo_time, fct_ps)
+        done = fct_ps > 0
+        windows = auditor.windows()
+        attrs = {
+            "audit_k": auditor.k,
+            "audit_fastforwards": sum(w.kind == "fastforward" for w in windows),
+            "audit_memo_hits": sum(w.kind == "memo" for w in windows),
+            "audit_replays": auditor.replays,
+            "audit_seconds": auditor.seconds,
+            "audit_fastforward_error": auditor.kind_error("fastforward"),
+            "audit_memo_error": auditor.kind_error("memo"),
+            "audit_fct_error_estimate": float(estimate[done].mean()) if done.any() else 0.0,
+            "audit_fct_error_estimate_max": float(estimate[done].max()) if done.any() else 0.0,
+            "audit_method": METHOD,
+        }
+        return attrs, estimate, windows
 
     def _memo_attrs(self) -> dict:
         memo = self.memo

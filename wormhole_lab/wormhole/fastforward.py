@@ -13,10 +13,12 @@ import numpy as np
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.cca.dcqcn import resume_timers
+from wormhole_lab.engine.nic import window_bound
 from wormhole_lab.engine.offset import offset_partition
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
+CREDIT_SCALE = 1.0  # test hook: a fast-forward credits this times the measured goodput (the audit must see it)
 
 
 # the per-flow CCA state a memoized transient restores (sequence-valued state moves with the offset)
@@ -34,6 +36,21 @@ STATE_INT = (
     L.FL_BATCH,
 )
 STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
+
+
+def transient_bytes(state, f: int, sent: int, acked: int) -> int:
+    """Bytes flow ``f`` moved since it had sent ``sent`` and got ``acked``, as a jump over that stretch credits
+    them (the memo DB stores this; the audit compares with it).
+
+    A jump carries only the packets in flight at its start along: what the stretch put into the pipe is
+    lost. A flow its window holds back refills it within an RTT once ACKs come: count what was
+    acknowledged. A paced flow never catches up on what it sent: count what was sent (counting the
+    acknowledged bytes made every jumped flow of an MoE all-to-all under HPCC 1.3 % slow).
+    """
+    fl = state.fl
+    if window_bound(fl, state.ci, f):
+        return int(fl[f, L.FL_SND_UNA]) - acked
+    return int(fl[f, L.FL_SND_NXT]) - sent
 
 
 @dataclass
@@ -64,6 +81,7 @@ class FastForward:
         theta: float,
     ):
         self.state = state
+        self.auditor = None  # an audit.Auditor, offered every skip before it is taken
         self.window_ps = window_ps
         self.theta = theta
         self.history: dict[int, tuple[dict, int]] = {}  # per partition: goodputs of its last skip, skip cap
@@ -166,10 +184,12 @@ class FastForward:
     def try_skip(self, part: int, members: set[int], ports: set[int], now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
         fl, ff = self.state.fl, self.state.ff
-        goodput = {f: ff[f, L.FF_GOODPUT] for f in members}  # bytes per ps
+        goodput = {f: ff[f, L.FF_GOODPUT] * CREDIT_SCALE for f in members}  # bytes per ps
         dt = self._span(part, goodput, {f: fl[f, L.FL_SND_NXT] for f in members}, ports, now, horizon)
         if not dt:
             return False
+        if self.auditor is not None:
+            self.auditor.offer_fastforward(part, now, dt, goodput)
         adv = np.zeros(fl.shape[0], dtype=np.int64)
         for f, rate in goodput.items():
             adv[f] = int(rate * dt) // self.payload * self.payload
@@ -185,6 +205,8 @@ class FastForward:
         adv = np.zeros(fl.shape[0], dtype=np.int64)
         for f, (nbytes, _, _) in flows.items():
             adv[f] = nbytes // self.payload * self.payload
+        if self.auditor is not None:
+            self.auditor.offer_memo(part, now, t_conv, {f: int(adv[f]) for f in flows})
         for f, (_, state_int, state_float) in flows.items():
             restarts_timers = fl[f, L.FL_FIRST_CNP] == 1 and state_int[STATE_INT.index(L.FL_FIRST_CNP)] == 0
             fl[f, list(STATE_INT)] = state_int
