@@ -148,10 +148,7 @@ def test_sweep_command_runs_a_sweep_file_on_a_local_dask_cluster(tmp_path):
 def test_a_run_that_stops_early_says_so_on_stderr_once(tmp_path, capsys):
     scenario = tmp_path / "chain.yaml"
     scenario.write_text(
-        "topology: {builder: star, n_hosts: 3}\n"
-        "flows: {file: flows.txt}\n"
-        "cca: hp\n"
-        "config: {stop_time_ps: 20us}\n"
+        "topology: {builder: star, n_hosts: 3}\nflows: {file: flows.txt}\ncca: hp\nconfig: {stop_time_ps: 20us}\n"
     )
     (tmp_path / "flows.txt").write_text("2\n0 1 3 100 1000000 0.0\n1 2 3 100 1000000 0.0\n")
     assert main(["run", str(scenario), "--out", str(tmp_path), "--quiet"]) == 0
