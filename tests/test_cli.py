@@ -60,9 +60,10 @@ def test_ns3_subcommand_in_wormhole_mode_writes_the_same_files_and_statistics(tm
     work = tmp_path / "s1"
     shutil.copytree(data_dir / "validation" / "s1_single_flow", work)
     monkeypatch.chdir(work)
-    assert main(["ns3", "config_hpcc.txt", "--mode", "wormhole"]) == 0
+    assert main(["ns3", "config_hpcc.txt", "--mode", "wormhole", "--audit", "1"]) == 0
     captured = capsys.readouterr()
     assert "events executed" in captured.err and "skipped" in captured.err
+    assert "audit:    1 fast-forwards and 0 memo hits re-simulated" in captured.err
     fct = int((work / "fct.txt").read_text().split()[6])
     assert abs(fct - 921013) / 921013 < 0.01
 
@@ -247,4 +248,30 @@ def test_the_scenario_file_sets_the_memo_and_the_steady_test(tmp_path):
     assert (tmp_path / "memo.sqlite").is_file()
     scenario.write_text(ROUNDS_YAML + "wormhole: {theta: 2}\n")
     with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.theta: must be in \(0, 1\)"):
+        load_scenario(scenario)
+
+
+def test_audit_flag_prints_the_error_estimate_and_keeps_the_audited_windows(tmp_path, capsys):
+    scenario = rounds_files(tmp_path)
+    base = ["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]
+    assert main([*base, "--audit", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "audit:" in err and "estimated FCT error mean" in err
+    ds = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
+    assert ds.attrs["audit_k"] == 2 and 1 <= ds.sizes["audit"] <= 4
+    assert set(ds["audit_kind"].values) <= {"fastforward", "memo"} and "fct_error_estimate" in ds
+    assert main(["run", str(scenario), "--audit", "2", "--out", str(tmp_path)]) == 2  # packet mode
+    assert "--audit is for Wormhole mode only" in capsys.readouterr().err
+    assert main([*base, "--audit", "-1"]) == 2
+    assert "--audit: must be 0 or more" in capsys.readouterr().err
+
+
+def test_the_scenario_file_sets_the_audit(tmp_path):
+    from wormhole_lab.scenario_io import load_scenario
+
+    scenario = rounds_files(tmp_path)
+    scenario.write_text(ROUNDS_YAML + "wormhole: {audit: 3}\n")
+    assert load_scenario(scenario).wormhole.audit == 3
+    scenario.write_text(ROUNDS_YAML + "wormhole: {audit: many}\n")
+    with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.audit"):
         load_scenario(scenario)

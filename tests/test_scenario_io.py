@@ -18,6 +18,7 @@ from wormhole_lab.topology.builders import fat_tree, rail_optimized, star
 from wormhole_lab.topology.hpcc_format import read_topology
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.workload.hpcc_flow_format import read_flows
+from wormhole_lab.wormhole.controller import WormholeConfig
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
@@ -118,14 +119,16 @@ def test_round_trip_of_file_inputs_and_overrides(tmp_path):
     config = preset("dcqcn_paper", 100).with_(
         rate_ai_bps=7_000_000, rto_ps=123_000, kmin_bytes={100 * 10**9: 1, 400 * 10**9: 2}
     )
-    scenario = Scenario(topo, flows, config, name="from files", telemetry=Telemetry.off())
+    scenario = Scenario(
+        topo, flows, config, name="from files", telemetry=Telemetry.off(), wormhole=WormholeConfig(audit=4)
+    )
     out = save_scenario(scenario, tmp_path / "case.yaml")
     assert (tmp_path / "case.topology.txt").is_file() and (tmp_path / "case.flows.txt").is_file()
     text = out.read_text()
     assert "cca: dcqcn_paper" in text and "rate_ai_bps: 7000000" in text and "telemetry: 'off'" in text
     back = load_scenario(out)
     assert_same(back, scenario)
-    assert not back.telemetry.enabled
+    assert not back.telemetry.enabled and back.wormhole.audit == 4
 
 
 def test_side_files_are_found_relative_to_the_yaml(tmp_path, monkeypatch):
