@@ -42,7 +42,7 @@ def test_explorer_runs_compares_and_reports_a_broken_workload(tmp_path):
     app.view()
     assert app.compare.panel.objects == [app.compare.box] and not app.compare.box.visible  # no empty frame
     run = app.start()
-    assert run.done and "hit rate" in app.summary.object
+    assert run.done and "hit rate" in app.summary.object and "**Audit:**" in app.summary.object
     result = app.compare_with_packet()
     assert result["fct_error_mean"] < 0.05 and "Compared with packet mode" in app.status.object
     assert app.compare.box.visible and isinstance(app.compare.pane.object, hv.Bars)

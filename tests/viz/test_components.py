@@ -55,6 +55,21 @@ def test_skipped_windows_match_the_fast_forward_records(memo_run):
     assert len(memo_spans) == attrs["memo_hits"]
 
 
+def test_the_timeline_outlines_the_audited_stretches(tmp_path):
+    scenario = repeated_incast(n=3, rounds=3, memo=str(tmp_path / "memo.sqlite"))
+    run = LiveRun(replace(scenario, wormhole=replace(scenario.wormhole, audit=2)), mode="wormhole").run()
+    audited = run.audit_windows()
+    assert (
+        len(audited)
+        == run.flows.sizes["audit"]
+        == run.flows.attrs["audit_fastforwards"] + run.flows.attrs["audit_memo_hits"]
+        > 0
+    )
+    spans = [el for el in _elements(timeline(run, theta=0.05), hv.VSpans) if el.label == "audited"][0]
+    expected = sorted((w.start_ps / 1e6, w.end_ps / 1e6) for w in audited)
+    np.testing.assert_allclose(sorted(tuple(r) for r in spans.array().tolist()), expected, rtol=1e-12)
+
+
 def test_memo_panel_hit_rate_matches_the_memo_statistics(memo_run):
     attrs = memo_run.flows.attrs
     table = memo_run.memo_table()

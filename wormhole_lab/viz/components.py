@@ -15,7 +15,7 @@ import xarray as xr
 
 from wormhole_lab.viz.analysis import fairness_series, steady_band, steady_flags, steady_params
 from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET, LiveRun, SkipWindow, flow_states
-from wormhole_lab.viz.style import BAND_COLOR, LINE_COLORS, MEMO_COLOR, PACKET_COLOR, SKIP_COLOR
+from wormhole_lab.viz.style import AUDIT_COLOR, BAND_COLOR, LINE_COLORS, MEMO_COLOR, PACKET_COLOR, SKIP_COLOR
 
 __all__ = ["cca_plots", "memo_panel", "partition_graph", "skip_spans", "timeline"]
 
@@ -68,13 +68,19 @@ def _spans(el, color: str, alpha: float):
     return el.opts(facecolor=color, edgecolor="none", alpha=alpha, backend="matplotlib")
 
 
-def skip_spans(skips: list[SkipWindow]) -> hv.Overlay:
-    """Fast-forwarded windows shaded sky blue, memo-hit transients shaded orange (x in us)."""
+def skip_spans(skips: list[SkipWindow], audited: list[SkipWindow] = ()) -> hv.Overlay:
+    """Fast-forwarded windows shaded sky blue, memo-hit transients shaded orange, the stretches the self-audit
+    re-simulated outlined in red (x in us)."""
     ff = [(w.start_ps / PS_PER_US, w.end_ps / PS_PER_US) for w in skips if not w.memo]
     memo = [(w.start_ps / PS_PER_US, w.end_ps / PS_PER_US) for w in skips if w.memo]
     ff_el = _spans(hv.VSpans(ff, kdims=[TIME, "x1"], label="fast-forwarded"), SKIP_COLOR, 0.25)
     memo_el = _spans(hv.VSpans(memo, kdims=[TIME, "x1"], label="memo hit"), MEMO_COLOR, 0.35)
-    return ff_el * memo_el
+    spans = [(w.start_ps / PS_PER_US, w.end_ps / PS_PER_US) for w in audited]
+    audit_el = hv.VSpans(spans, kdims=[TIME, "x1"], label="audited").opts(
+        fill_alpha=0, line_color=AUDIT_COLOR, line_width=2, line_dash="dashed", backend="bokeh"
+    )
+    audit_el = audit_el.opts(facecolor="none", edgecolor=AUDIT_COLOR, linewidth=1.5, backend="matplotlib")
+    return ff_el * memo_el * audit_el
 
 
 def _curves(series: xr.Dataset | None, name: str, max_lines: int, label_of=None) -> hv.NdOverlay:
@@ -117,9 +123,10 @@ def timeline(
     series = _series(data)
     if skips is None:
         skips = data.skip_windows() if isinstance(data, LiveRun) else []
+    audited = data.audit_windows() if isinstance(data, LiveRun) else []
     if steady_cfg is None and isinstance(data, LiveRun):
         steady_cfg = data.scenario.config
-    overlay = skip_spans(skips) * _curves(series, variable, max_lines)
+    overlay = skip_spans(skips, audited) * _curves(series, variable, max_lines)
     band = hv.Area(([], [], []), TIME, [_ydim(variable), "upper"], label="steady band")
     if theta is not None and steady_cfg is not None and series is not None and variable == "flow_rate":
         flows = list(series["flow"].values)

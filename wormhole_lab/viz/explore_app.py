@@ -58,6 +58,12 @@ class Exploration(param.Parameterized):
     theta = param.Number(
         default=0.05, label="Steady test θ", bounds=(0.005, 0.5), step=0.005, doc="steady test threshold theta"
     )
+    audit = param.Integer(
+        default=4,
+        label="Audit K (skips re-simulated)",
+        bounds=(0, 64),
+        doc="K fast-forwards and K memo hits re-simulated packet by packet for an error estimate (0: none)",
+    )
     memo_path = param.String(
         default="",
         label="Memo DB path (empty: per session)",
@@ -101,7 +107,7 @@ class Exploration(param.Parameterized):
             make = {TOYS[1]: incast, TOYS[2]: staggered, TOYS[3]: parking_lot}[self.workload]
             scenario = make(n=self.n, cca=self.cca, size=2_000_000)
         steady = SteadyConfig(theta=self.theta)
-        return replace(scenario, wormhole=WormholeConfig(steady=steady, memo=self.memo_file()))
+        return replace(scenario, wormhole=WormholeConfig(steady=steady, memo=self.memo_file(), audit=self.audit))
 
     def live(self) -> LiveRun:
         return LiveRun(self.build(), mode="wormhole")
@@ -117,12 +123,21 @@ def explorer_summary(run: LiveRun) -> str:
     lookups, hits = (m["lookups"][-1], m["hits"][-1]) if len(m["lookups"]) else (0, 0)
     speedup = (executed + skipped) / executed if executed else float("nan")
     skips = run.skip_windows()
-    return (
+    text = (
         f"- **Running speedup estimate** (events executed + skipped) / executed: {speedup:.2f}×\n"
         f"- **Memo:** {lookups} lookups, {hits} hits, hit rate {hits / lookups if lookups else 0:.0%}\n"
         f"- **Skipped windows:** {sum(not w.memo for w in skips)} fast-forwards, {sum(w.memo for w in skips)} "
         f"memo hits; partitions now: {len(run.partitions())}"
     )
+    a = run.flows.attrs if run.flows is not None else {}
+    if a.get("audit_k"):
+        text += (
+            f"\n- **Audit:** {a['audit_fastforwards']} fast-forwards and {a['audit_memo_hits']} memo hits re-simulated "
+            f"(outlined red on the timeline); credited bytes off by {a['audit_fastforward_error']:.2%} and "
+            f"{a['audit_memo_error']:.2%}; estimated FCT error mean {a['audit_fct_error_estimate']:.2%}, "
+            f"max {a['audit_fct_error_estimate_max']:.2%}"
+        )
+    return text
 
 
 BARS_UP_TO = 64  # flows; more get a histogram of their errors
@@ -166,7 +181,7 @@ class ExploreApp:
         )
         self.timeline = PlotSlot(
             "**Timeline** — appears with the first telemetry chunk: sending rates of the busiest flows, "
-            "fast-forwarded windows shaded blue, memo-hit transients orange."
+            "fast-forwarded windows shaded blue, memo-hit transients orange, audited stretches outlined red."
         )
         self.memo = PlotSlot(
             "**Memo DB** — appears with the first chunk: lookups, hits and misses, hit rate, the DB's size, and "
@@ -191,7 +206,10 @@ class ExploreApp:
             "toy": group("n"),
         }
         self.controls = pn.Column(
-            group("workload", "cca"), *self.groups.values(), group("theta", "memo_path"), sizing_mode="stretch_width"
+            group("workload", "cca"),
+            *self.groups.values(),
+            group("theta", "audit", "memo_path"),
+            sizing_mode="stretch_width",
         )
         e.param.watch(self._show_controls, "workload")
         self._show_controls()
@@ -231,7 +249,10 @@ class ExploreApp:
         bokeh = dict(responsive=True, height=320, backend="bokeh")
         self.graph.show(partition_graph(run).opts(**bokeh))
         rates = timeline(
-            run, "flow_rate", theta=self.exploration.theta, title="sending rate; blue: fast-forwarded, orange: memo hit"
+            run,
+            "flow_rate",
+            theta=self.exploration.theta,
+            title="sending rate; blue: fast-forwarded, orange: memo hit, red: audited",
         )
         self.timeline.show(
             rates.opts(

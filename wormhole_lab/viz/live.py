@@ -124,6 +124,19 @@ class LiveRun:
                 windows.append(SkipWindow(int(s.part), int(memo_end), int(s.end), False, flows))
         return windows
 
+    def audit_windows(self) -> list[SkipWindow]:
+        """The stretches the self-audit re-simulated, read from the finished run's Dataset (none before the end)."""
+        ds = self.flows
+        if ds is None or "audit" not in ds.dims:
+            return []
+        return [
+            SkipWindow(int(part), int(start), int(end), kind == "memo", ())
+            for part, start, end, kind in zip(
+                ds["audit_partition"].values, ds["audit_start"].values, ds["audit_end"].values,
+                ds["audit_kind"].values, strict=True,
+            )
+        ]  # fmt: skip
+
     def skip_coverage(self) -> dict:
         """Per flow, skipped time in the recorded windows vs the controller's totals (ff_time + memo_time).
 

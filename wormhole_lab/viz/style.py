@@ -9,7 +9,8 @@ No browser is involved. The style:
   output is identical everywhere); TrueType fonts embedded in PDF (``pdf.fonttype 42``), text kept as text
   in SVG.
 - **Colours**: the Okabe-Ito palette (colour-blind safe, also readable in grey scale), ``PALETTE``.
-  Fast-forwarded windows are shaded ``SKIP_COLOR``, memo-hit transients ``MEMO_COLOR``.
+  Fast-forwarded windows are shaded ``SKIP_COLOR``, memo-hit transients ``MEMO_COLOR``; audited stretches are
+  outlined ``AUDIT_COLOR``.
 - **Resolution**: PNG at 300 dpi by default, so a single-column PNG is 999 x 619 pixels.
 """
 
@@ -29,6 +30,7 @@ __all__ = ["PALETTE", "PAPER_RC", "WIDTHS", "export", "figure_size"]
 PALETTE = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
 SKIP_COLOR = "#56B4E9"  # sky blue: fast-forwarded (steady) windows
 MEMO_COLOR = "#E69F00"  # orange: transients taken from the memo DB
+AUDIT_COLOR = "#D55E00"  # vermillion: outlines of the stretches the self-audit re-simulated
 PACKET_COLOR = "#999999"  # grey: packet-level
 BAND_COLOR = "#009E73"  # bluish green: the steady test's threshold band
 LINE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
