@@ -218,6 +218,10 @@ class Simulation:
                 if stop not in ("progress", "flow_event", "steady", "chunk"):
                     break
             with deferred_signals() as pending:
+                if controller is not None:
+                    t0 = time.perf_counter()
+                    controller.finish(state.now_ps)  # books the skips still running; the audit replays its sample
+                    wall += time.perf_counter() - t0
                 attrs = self._attrs(prepared, stop, wall)
                 self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
                 self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
@@ -226,7 +230,6 @@ class Simulation:
                 if self.flows.attrs["unfinished_message"]:
                     warnings.warn(self.flows.attrs["unfinished_message"], UnfinishedFlowsWarning, stacklevel=3)
                 if controller is not None:
-                    controller.finish(state.now_ps)
                     self.flows = add_wormhole_results(self.flows, controller)
             pending.check()
             finished = True

@@ -7,12 +7,12 @@ import pytest
 
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.errors import InputError
-from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.simulation import Scenario, Simulation, prepare
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole import fastforward
-from wormhole_lab.wormhole.audit import WeightedReservoir
+from wormhole_lab.wormhole.audit import Auditor, WeightedReservoir
 from wormhole_lab.wormhole.controller import WormholeConfig
 
 from .test_memo import incast_rounds
@@ -90,3 +90,22 @@ def test_an_impossible_audit_is_refused(audit):
 def test_the_audit_needs_wormhole_mode(lone_flows):
     with pytest.raises(InputError, match="Wormhole"):
         Simulation(lone_flows, mode="packet", audit=4)
+
+
+def test_copies_over_the_memory_share_are_replayed_at_once_with_the_same_outcome(lone_flows, monkeypatch):
+    """Under a cap so small that no copy may be kept until the end, every sampled skip is replayed as it is
+    sampled; the replays start from the same states, so the audit is the same."""
+    deferred = audited(lone_flows)
+    replayed_at = []  # (simulated time when replayed, start of the skip)
+    replay = Auditor._replay
+
+    def spy(self, sampled):
+        replayed_at.append((self.state.now_ps, sampled.args[2]))
+        replay(self, sampled)
+
+    monkeypatch.setattr(Auditor, "_replay", spy)
+    cap = 3 * prepare(lone_flows).state.nbytes()  # a quarter of it holds no copy
+    at_once = audited(replace(lone_flows, config=lone_flows.config.with_(memory_cap_bytes=cap)))
+    assert replayed_at and all(now == start for now, start in replayed_at)
+    for name in ("audit_start", "audit_end", "audit_simulated_bytes", "audit_error"):
+        assert (deferred[name].values == at_once[name].values).all()

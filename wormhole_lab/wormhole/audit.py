@@ -2,13 +2,14 @@
 
 Every fast-forward and memo hit is offered as it is taken, weighted by the bytes it credits, to a weighted
 reservoir of ``k`` per kind (Efraimidis-Spirakis keys drawn from the run's seed, so the same run audits the
-same skips). A skip that enters the reservoir is replayed at once, from a copy of the state at its start,
-with its partition alone: the copy drops every other event, since partitions share no port (only the
-shared buffer, which then stays as it was). The replay covers the stretch the skip vouched for: a memo hit's
-whole stored transient, a fast-forward's first ``AUDIT_WINDOWS`` steady-test windows (at most its length;
-a fast-forward credits one constant rate, so its first windows test that rate, but not a drift later in a
-long skip, which the skip caps in ``fastforward`` bound instead). Each flow's credited bytes are compared
-with the bytes the packets moved, counted the way the memo DB counts a transient (``transient_bytes``).
+same skips). A skip that enters the reservoir leaves a copy of the state at its start; when the run ends,
+each sampled skip is replayed from its copy with its partition alone: the replay drops every other event,
+since partitions share no port (only the shared buffer, which then stays as it was). The replay covers the
+stretch the skip vouched for: a memo hit's whole stored transient, a fast-forward's first ``AUDIT_WINDOWS``
+steady-test windows (at most its length; a fast-forward credits one constant rate, so its first windows
+test that rate, but not a drift later in a long skip, which the skip caps in ``fastforward`` bound
+instead). Each flow's credited bytes are compared with the bytes the packets moved, counted the way the
+memo DB counts a transient (``transient_bytes``).
 
 The run's FCT error estimate, per flow: (time fast-forwarded x the fast-forwards' error + time taken from the
 memo DB x the memo hits' error) / FCT, where a kind's error is the mean of its audited windows' errors
@@ -31,6 +32,7 @@ from wormhole_lab.engine.state import ResourceLimitError
 from wormhole_lab.wormhole.fastforward import transient_bytes
 
 AUDIT_WINDOWS = 10  # steady-test windows of a fast-forward that its audit replays (a first skip is as long)
+AUDIT_MEMORY_SHARE = 0.25  # of EngineConfig.memory_cap_bytes, for the copies of the state kept until the end
 KINDS = ("fastforward", "memo")
 METHOD = (
     "per flow: (fast-forwarded time x mean audited fast-forward error + memo time x mean audited memo-hit error) "
@@ -86,8 +88,20 @@ class WeightedReservoir:
         return [item for _, _, item in self.entries]
 
 
+class _Sampled:
+    """A skip in the sample: the copy of the state at its start until it is replayed, then its AuditedWindow."""
+
+    def __init__(self, kind: str, part: int, start: int, end: int, credited: dict, copy):
+        self.args = (kind, part, start, end, credited)
+        self.copy = copy
+        self.window: AuditedWindow | None = None
+
+
 class Auditor:
-    """Samples skips as Wormhole mode takes them and replays the sampled ones on a copy of the state."""
+    """Samples skips as Wormhole mode takes them, keeps a copy of the state at the start of each sampled one,
+    and replays them at the end (``replay_all``): a skip that leaves the sample costs a copy, not a replay.
+    The copies kept may take ``AUDIT_MEMORY_SHARE`` of the memory cap; past that a sampled skip is replayed
+    at once and its copy dropped."""
 
     def __init__(self, state, k: int, seed: int, window_ps: int):
         self.state = state
@@ -110,12 +124,30 @@ class Auditor:
     def _offer(self, kind: str, part: int, start: int, end: int, credited: dict) -> None:
         sample = self.samples[kind]
         key = sample.key(float(sum(credited.values())) if end > start else 0.0)
-        if key is not None:
-            sample.keep(key, self._replay(kind, part, start, end, credited))
-
-    def _replay(self, kind: str, part: int, start: int, end: int, credited: dict) -> AuditedWindow:
+        if key is None:
+            return
         t0 = time.perf_counter()
-        copy = self._copy()
+        sampled = _Sampled(kind, part, start, end, credited, self._copy())
+        sample.keep(key, sampled)
+        held = sum(x.copy.nbytes() for x in self._sampled() if x.copy is not None)
+        if held > AUDIT_MEMORY_SHARE * int(self.state.ci[L.CI_MEMORY_CAP]):
+            self._replay(sampled)
+        self.seconds += time.perf_counter() - t0
+
+    def _sampled(self) -> list[_Sampled]:
+        return [x for sample in self.samples.values() for x in sample.items()]
+
+    def replay_all(self) -> None:
+        """Replay every sampled skip not replayed yet (the run has ended)."""
+        t0 = time.perf_counter()
+        for sampled in self._sampled():
+            if sampled.window is None:
+                self._replay(sampled)
+        self.seconds += time.perf_counter() - t0
+
+    def _replay(self, sampled: _Sampled) -> None:
+        kind, part, start, end, credited = sampled.args
+        copy, sampled.copy = sampled.copy, None
         isolate_partition(copy.g, copy.heap, copy.pk, copy.pt, copy.fl, part)
         fl = copy.fl
         before = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in credited}
@@ -126,10 +158,9 @@ class Auditor:
             copy.g[L.G_TEL_ROW] = 0  # nor keeps its samples
         simulated = {f: transient_bytes(copy, f, *before[f]) for f in credited}
         self.replays += 1
-        self.seconds += time.perf_counter() - t0
         total_sim = sum(simulated.values())
         deviation = sum(abs(credited[f] - simulated[f]) for f in credited)
-        return AuditedWindow(
+        sampled.window = AuditedWindow(
             kind,
             part,
             start,
@@ -156,12 +187,13 @@ class Auditor:
 
     def windows(self) -> list[AuditedWindow]:
         """The audited windows, in order of start."""
-        entries = [w for sample in self.samples.values() for w in sample.items()]
-        return sorted(entries, key=lambda w: (w.start_ps, w.kind, w.part))
+        self.replay_all()
+        return sorted((x.window for x in self._sampled()), key=lambda w: (w.start_ps, w.kind, w.part))
 
     def kind_error(self, kind: str) -> float:
         """Mean error of the audited windows of ``kind`` (0 when none was audited)."""
-        errors = [w.error for w in self.samples[kind].items()]
+        self.replay_all()
+        errors = [x.window.error for x in self.samples[kind].items()]
         return float(np.mean(errors)) if errors else 0.0
 
     def fct_error_estimate(self, ff_time: np.ndarray, memo_time: np.ndarray, fct_ps: np.ndarray) -> np.ndarray:

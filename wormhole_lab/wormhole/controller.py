@@ -248,6 +248,8 @@ class WormholeController:
             self.ff.finish(part, max(now, self.ff.active[part].end))
         if self.memo is not None:
             self.memo.close()
+        if self.auditor is not None:
+            self.auditor.replay_all()
 
     def attrs(self) -> dict:
         counts = [n for _, n in self.partition_log] or [0]
