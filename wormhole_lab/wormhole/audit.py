@@ -31,7 +31,7 @@ from wormhole_lab.engine.runner import advance
 from wormhole_lab.engine.state import ResourceLimitError
 from wormhole_lab.wormhole.fastforward import transient_bytes
 
-AUDIT_WINDOWS = 4  # steady-test windows (each spans the CCA's control period) of a fast-forward that its audit replays
+AUDIT_WINDOWS = 2  # steady-test windows (each spans the CCA's control period) of a fast-forward that its audit replays
 AUDIT_MEMORY_SHARE = 0.25  # of EngineConfig.memory_cap_bytes, for the copies of the state kept until the end
 KINDS = ("fastforward", "memo")
 METHOD = (
