@@ -171,7 +171,7 @@ def test_telemetry_is_opt_in_and_streamed_to_the_file_asked_for(case):
     reference writes an empty file, and the telemetry sampler is free for --telemetry."""
     work = case("s1_single_flow")
     ds, written = run_ns3_config("config_hpcc.txt")
-    assert "time" not in ds.dims and [p.name for p in written] == ["fct.txt", "pfc.txt", "qlen.txt"]
+    assert "port_queue" not in ds and [p.name for p in written] == ["fct.txt", "pfc.txt", "qlen.txt"]
     assert (work / "qlen.txt").read_text() == ""
     ds, written = run_ns3_config("config_hpcc.txt", telemetry_out=work / "series.nc")
     assert written[-1] == work / "series.nc"

@@ -55,13 +55,14 @@ outputs are the reference's byte for byte; --rng xorshift uses the engine's own 
 
 
 def summary(ds) -> str:
-    """Flows, mean/p99 FCT and slowdown, events executed and wall time of a finished run."""
-    done = ds["completed"].values == 1
-    fct_us = ds["fct"].values[done] / 1e6
-    slow = ds["slowdown"].values[done]
+    """Flows, mean/p99 FCT and slowdown, events executed and wall time of a finished run (its Dataset or
+    RunResults)."""
+    done = np.asarray(ds["completed"]) == 1
+    fct_us = np.asarray(ds["fct"])[done] / 1e6
+    slow = np.asarray(ds["slowdown"])[done]
     lines = [
         f"scenario        {ds.attrs['title']}",
-        f"flows           {int(done.sum())} completed of {ds.sizes['flow']}",
+        f"flows           {int(done.sum())} completed of {len(done)}",
     ]
     if done.any():
         lines += [

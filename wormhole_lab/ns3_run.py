@@ -46,7 +46,8 @@ class Ns3Notice(UserWarning):
 def run_ns3_config(
     config_path, mode: str = "packet", telemetry_out=None, notify=None, memo=None, rng=None, audit=None
 ):  # fmt: skip
-    """Returns (flows Dataset, [paths written]). ``telemetry_out``: a .nc or .zarr store for the default
+    """Returns (the run's ``RunResults``, [paths written]); ``.dataset()`` gives the flow table as a Dataset.
+    ``telemetry_out``: a .nc or .zarr store for the default
     telemetry series; ``notify(text)`` receives notices (default: an ``Ns3Notice`` warning); ``memo``: the memo
     DB of Wormhole mode, ``audit`` its self-audit's K; ``rng``: the ECN/PFC random generator (default "ns3",
     the reference's own draws; "xorshift" the engine's own)."""
@@ -85,10 +86,13 @@ def run_ns3_config(
             "state and CCA state over time, run with --telemetry out.nc (telemetry_out=...)"
         )
     sim = Simulation(scenario, mode=mode)
-    for chunk in sim.stream(out=telemetry_out, fmt=fmt):
-        if qlen is not None:
-            qlen.add(chunk)
-    ds = sim.flows
+    if telemetry_out is not None:
+        for _ in sim.stream(out=telemetry_out, fmt=fmt):
+            pass
+    else:  # the queue monitor reads the engine's arrays: no Dataset is made, nor xarray loaded
+        for times, port_rows, _ in sim.raw_chunks():
+            qlen.add(times, port_rows, sim.telemetry_selection[0])
+    ds = sim.results
     write_lines(keys["FCT_OUTPUT_FILE"], fct_lines(ds))
     write_lines(keys["PFC_OUTPUT_FILE"], pfc_lines(ds))
     if qlen is not None:

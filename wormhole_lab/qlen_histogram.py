@@ -55,11 +55,11 @@ class QlenHistogram:
             start_ps=start_ps, end_ps=end_ps, idle_samples=True,
         )  # fmt: skip
 
-    def add(self, chunk) -> None:
-        """Fold one telemetry chunk in, writing a dump at every sample on a 0.1 s boundary."""
-        queue = chunk["port_queue"].sel(port=self.ports).values
-        times = chunk["time"].values
-        kb = queue // 1000
+    def add(self, times: np.ndarray, port_rows: np.ndarray, sampled_ports: np.ndarray) -> None:
+        """Fold one raw telemetry chunk in (``Simulation.raw_chunks``: its rows are ``sampled_ports``), writing a
+        dump at every sample on a 0.1 s boundary."""
+        column = {int(p): i for i, p in enumerate(sampled_ports)}
+        kb = port_rows[:, [column[int(p)] for p in self.ports], L.TP_QUEUE] // 1000
         begin = 0
         for row in np.flatnonzero(times % DUMP_EVERY_PS == 0):
             self._count(kb[begin : row + 1])

@@ -1,12 +1,22 @@
-"""Results of a run: the flows Dataset, and files line-compatible with the reference's fct.txt and pfc.txt."""
+"""Results of a run: the flow table (``RunResults``, an ``xarray.Dataset`` on demand), and files line-compatible
+with the reference's fct.txt and pfc.txt.
+
+The functions that read results (``fct_lines``, ``pfc_lines``, ``iteration_summary``) take a ``RunResults`` or a
+Dataset alike: both give an array for ``data[name]`` and a dict as ``data.attrs``. A run that writes no Dataset
+(``wormhole-lab ns3`` without ``--telemetry``) then never imports xarray, which takes a second to load.
+"""
+
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.errors import InputError
 from wormhole_lab.telemetry import FLOW_ID_ATTRS
 from wormhole_lab.topology.routing import host_ip
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 FLOW_VARIABLES = {
     "src": ("", "source host node id"),
@@ -29,7 +39,36 @@ FLOW_VARIABLES = {
 }
 
 
-def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Dataset:
+class RunResults:
+    """A finished run's variables as NumPy arrays: ``data[name]`` is an array, ``data[name] = (dims, values,
+    attrs)`` adds one (as on a Dataset), ``attrs`` holds the run's statistics; ``dataset()`` is the xarray form."""
+
+    def __init__(self, variables: dict, coords: dict, attrs: dict):
+        self.variables = variables  # name -> (dims, values, attrs)
+        self.coords = coords
+        self.attrs = attrs
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.variables[name][1]
+
+    def __setitem__(self, name: str, variable: tuple) -> None:
+        dims, values, attrs = variable
+        self.variables[name] = (dims if isinstance(dims, tuple) else (dims,), np.asarray(values), attrs)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.variables
+
+    def assign_attrs(self, attrs: dict) -> "RunResults":
+        self.attrs.update(attrs)
+        return self
+
+    def dataset(self) -> "xr.Dataset":
+        import xarray as xr
+
+        return xr.Dataset(self.variables, coords=self.coords, attrs=self.attrs)
+
+
+def flow_results(state, flows, standalone_ps: np.ndarray, attrs: dict) -> RunResults:
     """One row per flow, every variable with ``units`` and ``long_name``."""
     fl = state.fl
     done = fl[:, L.FL_STATE] == L.FS_DONE
@@ -55,24 +94,24 @@ def flows_dataset(state, flows, standalone_ps: np.ndarray, attrs: dict) -> xr.Da
         "unfinished_reason": unfinished_reasons(fl, attrs.get("stop_reason", "")),
     }
     data_vars = {
-        name: ("flow", np.asarray(values[name]), {"units": unit, "long_name": text})
+        name: (("flow",), np.asarray(values[name]), {"units": unit, "long_name": text})
         for name, (unit, text) in FLOW_VARIABLES.items()
     }
     log = state.pfc_log[: state.g[L.G_PFC_COUNT]]
     node = log[:, 1]
     pfc_vars = {
-        "pfc_time": ("pfc_event", log[:, 0], {"units": "ps", "long_name": "time the PFC frame was received"}),
-        "pfc_node": ("pfc_event", node, {"units": "", "long_name": "node that received the PFC frame"}),
+        "pfc_time": (("pfc_event",), log[:, 0], {"units": "ps", "long_name": "time the PFC frame was received"}),
+        "pfc_node": (("pfc_event",), node, {"units": "", "long_name": "node that received the PFC frame"}),
         "pfc_node_is_switch": (
-            "pfc_event",
+            ("pfc_event",),
             state.nd[node, L.ND_IS_SWITCH].astype(np.int8),
             {"units": "1", "long_name": "1 if the receiving node is a switch"},
         ),
-        "pfc_ifindex": ("pfc_event", log[:, 2], {"units": "", "long_name": "interface index (ns-3 numbering)"}),
-        "pfc_pause": ("pfc_event", log[:, 3].astype(np.int8), {"units": "1", "long_name": "1 pause, 0 resume"}),
+        "pfc_ifindex": (("pfc_event",), log[:, 2], {"units": "", "long_name": "interface index (ns-3 numbering)"}),
+        "pfc_pause": (("pfc_event",), log[:, 3].astype(np.int8), {"units": "1", "long_name": "1 pause, 0 resume"}),
     }
     coords = {"flow": ("flow", np.arange(len(flows)), FLOW_ID_ATTRS)}
-    return xr.Dataset(data_vars | pfc_vars, coords=coords, attrs=attrs)
+    return RunResults(data_vars | pfc_vars, coords, dict(attrs))
 
 
 def unfinished_reasons(fl: np.ndarray, stop: str) -> np.ndarray:
@@ -92,23 +131,24 @@ def unfinished_reasons(fl: np.ndarray, stop: str) -> np.ndarray:
     return reasons.astype(str)
 
 
-def fct_lines(ds: xr.Dataset) -> list[str]:
+def fct_lines(data) -> list[str]:
     """Reference fct.txt lines (sip dip sport dport size start_ns fct_ns standalone_ns), in completion order."""
-    done = np.flatnonzero(ds["completed"].values == 1)
-    done = done[np.argsort(ds["completion_order"].values[done], kind="stable")]
-    src, dst = ds["src"].values, ds["dst"].values
+    col = {n: np.asarray(data[n]) for n in ("completed", "completion_order", "src", "dst", "sport", "dport")}
+    col |= {n: np.asarray(data[n]) for n in ("size", "start", "fct", "standalone_fct")}
+    done = np.flatnonzero(col["completed"] == 1)
+    done = done[np.argsort(col["completion_order"][done], kind="stable")]
+    rows = zip(*(col[n][done].tolist() for n in ("src", "dst", "sport", "dport", "size", "start", "fct")),
+               col["standalone_fct"][done].tolist(), strict=True)  # fmt: skip
     return [
-        f"{host_ip(int(src[i])):08x} {host_ip(int(dst[i])):08x} {int(ds['sport'][i])} {int(ds['dport'][i])} "
-        f"{int(ds['size'][i])} {int(ds['start'][i]) // 1000} {int(ds['fct'][i]) // 1000} "
-        f"{int(ds['standalone_fct'][i]) // 1000}"
-        for i in done
+        f"{host_ip(src):08x} {host_ip(dst):08x} {sport} {dport} {size} {start // 1000} {fct // 1000} {alone // 1000}"
+        for src, dst, sport, dport, size, start, fct, alone in rows
     ]
 
 
-def pfc_lines(ds: xr.Dataset) -> list[str]:
+def pfc_lines(data) -> list[str]:
     """Reference pfc.txt lines: time_ns node node_type(0 host, 1 switch) ifindex type(1 pause, 0 resume)."""
     columns = [
-        ds[v].values.tolist() for v in ("pfc_time", "pfc_node", "pfc_node_is_switch", "pfc_ifindex", "pfc_pause")
+        np.asarray(data[v]).tolist() for v in ("pfc_time", "pfc_node", "pfc_node_is_switch", "pfc_ifindex", "pfc_pause")
     ]
     return [f"{t // 1000} {n} {s} {i} {k}" for t, n, s, i, k in zip(*columns, strict=True)]
 
@@ -151,27 +191,28 @@ def busy_time_ps(starts: np.ndarray, ends: np.ndarray) -> int:
     return total + cur_end - cur_start
 
 
-def iteration_summary(ds: xr.Dataset, tail_ps: int = 0) -> dict:
+def iteration_summary(data, tail_ps: int = 0) -> dict:
     """Iteration time (first start to last completion, plus trailing compute) and, per phase, the time its
     communication was in progress; all in ps. Only meaningful when every flow completed."""
-    done = ds["completed"].values == 1
-    start, end = ds["start"].values[done], ds["start"].values[done] + ds["fct"].values[done]
+    done = np.asarray(data["completed"]) == 1
+    start = np.asarray(data["start"])[done]
+    end = start + np.asarray(data["fct"])[done]
     summary = {"iteration_time_ps": int(end.max() - start.min() + tail_ps) if done.any() else -1}
-    phases = ds["phase"].values[done]
+    phases = np.asarray(data["phase"])[done]
     for phase in sorted(set(phases.tolist()) - {""}):
         mask = phases == phase
         summary[f"{phase}_comm_time_ps"] = busy_time_ps(start[mask], end[mask])
-        summary[f"{phase}_bytes"] = int(ds["size"].values[done][mask].sum())
+        summary[f"{phase}_bytes"] = int(np.asarray(data["size"])[done][mask].sum())
     return summary
 
 
-def add_wormhole_results(ds: xr.Dataset, controller) -> xr.Dataset:
+def add_wormhole_results(ds: RunResults, controller) -> RunResults:
     """Wormhole mode's own statistics: attributes, per-flow time shares and the partition count over time."""
     ds = ds.assign_attrs(controller.attrs())
     ds.attrs["events_total_estimate"] = ds.attrs["events_executed"] + ds.attrs["events_skipped_estimate"]
-    for name, (values, text) in controller.flow_variables(ds["fct"].values).items():
+    for name, (values, text) in controller.flow_variables(ds["fct"]).items():
         ds[name] = ("flow", values, {"units": "1" if "fraction" in name else "byte", "long_name": text})
-    audit = controller.audit(ds["fct"].values)
+    audit = controller.audit(ds["fct"])
     if audit is not None:
         ds = _add_audit(ds, *audit)
     log = controller.series()
@@ -205,7 +246,7 @@ AUDIT_VARIABLES = {  # name: (units, long name, the AuditedWindow field)
 }
 
 
-def _add_audit(ds: xr.Dataset, attrs: dict, estimate: np.ndarray, windows: list) -> xr.Dataset:
+def _add_audit(ds: RunResults, attrs: dict, estimate: np.ndarray, windows: list) -> RunResults:
     """The self-audit: its attributes, the per-flow FCT error estimate, and one row per audited window."""
     ds = ds.assign_attrs(attrs)
     text = "estimated relative FCT error from the audited skips (method: the audit_method attribute)"

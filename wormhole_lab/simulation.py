@@ -4,9 +4,9 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 import wormhole_lab
 from wormhole_lab.engine import invariants
@@ -17,7 +17,7 @@ from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, ResourceLi
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
 from wormhole_lab.interrupts import deferred_signals
-from wormhole_lab.results import add_wormhole_results, flows_dataset, iteration_summary
+from wormhole_lab.results import add_wormhole_results, flow_results, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.routing import Routes
@@ -25,6 +25,9 @@ from wormhole_lab.topology.validate import check_topology
 from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.validate import check_flows
 from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
+
+if TYPE_CHECKING:  # xarray is imported where a Dataset is made (see results.py)
+    import xarray as xr
 
 MODES = ("packet", "wormhole")
 
@@ -103,12 +106,13 @@ class UnfinishedFlowsWarning(UserWarning):
     """A run ended with flows that did not complete (its stop time came first, or nothing was left to happen)."""
 
 
-def unfinished_message(ds: xr.Dataset) -> str:
-    """What a run that left flows unfinished tells its user: how many, why, and how to run longer; '' if none."""
+def unfinished_message(ds) -> str:
+    """What a run that left flows unfinished tells its user: how many, why, and how to run longer; '' if none.
+    ``ds``: the run's RunResults or Dataset."""
     left = int(ds.attrs["flows_unfinished"])
     if not left:
         return ""
-    total = ds.sizes["flow"]
+    total = len(ds["completed"])
     if ds.attrs["stop_reason"] == "time":
         return (
             f"{left:,} of {total:,} flows did not finish by the stop time "
@@ -140,32 +144,61 @@ class Simulation:
             scenario = replace(scenario, wormhole=replace(scenario.wormhole, audit=audit))
         self.scenario = scenario
         self.mode = mode
+        self.results = None  # RunResults once the run has ended
+        self._flows = None
         self.progress = progress
         self.progress_step_ps = progress_step_ps
 
-    def stream(self, out=None, fmt: str | None = None) -> Iterator[xr.Dataset]:
+    def stream(self, out=None, fmt: str | None = None) -> Iterator["xr.Dataset"]:
         """Yield each telemetry chunk as a Dataset as soon as the engine fills it.
 
         With ``out``, chunks are also appended to a netCDF or zarr store (``fmt`` or the suffix decides);
         a run that stops early (an exception, Ctrl-C, or the consumer stopping) leaves the store readable
         and marked incomplete. After the last chunk, ``self.flows`` holds the flow table Dataset."""
-        scenario = self.scenario
         fmt = check_store_path(out, fmt) if out is not None else None
+        writer, finished = None, False
+        try:
+            with deferred_signals() as pending:
+                if out is not None:
+                    writer = StoreWriter(out, fmt, {"title": f"wormhole_lab {self.mode} run of {self.scenario.name}"})
+            pending.check()
+            builder = None
+            for raw in self.raw_chunks():
+                with deferred_signals() as pending:
+                    if builder is None:
+                        ports, flow_ids = self.telemetry_selection
+                        topo, flows, cfg = self.scenario.topology, self.scenario.flows, self.scenario.config
+                        builder = ChunkBuilder(
+                            topo, flows, ports, flow_ids, cfg.cca, self.scenario.telemetry.interval_ps
+                        )
+                    chunk = builder.build(*raw)
+                    if writer is not None:
+                        writer.append(chunk)
+                pending.check()
+                yield chunk
+            finished = True
+        finally:
+            if writer is not None:
+                writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
+
+    def raw_chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Run, yielding each telemetry chunk as the engine's arrays (sample times, rows of the selected ports,
+        rows of the selected flows: ``telemetry_selection``) as soon as it is full. After the last chunk,
+        ``self.results`` holds the flow table (``self.flows`` as a Dataset). Nothing here imports xarray."""
+        scenario = self.scenario
         prepared = prepare(scenario)
         state = prepared.state
         state.outside_bytes = scenario.flows.nbytes
         self._state = state
         telemetry = scenario.telemetry
-        builder = None
+        self.telemetry_selection = None
         if telemetry.enabled:
             ports, flow_ids = telemetry.select(scenario.topology, len(scenario.flows), _min_interval_ps(scenario))
             state.attach_telemetry(
                 ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples,
                 telemetry.start_ps, telemetry.end_ps, telemetry.idle_samples,
             )  # fmt: skip
-            builder = ChunkBuilder(
-                scenario.topology, scenario.flows, ports, flow_ids, scenario.config.cca, telemetry.interval_ps
-            )
+            self.telemetry_selection = (ports, flow_ids)
         horizon = scenario.config.stop_time_ps or MAX_STOP_TIME_PS
         controller = None
         if self.mode == "wormhole":
@@ -178,7 +211,7 @@ class Simulation:
         self.compile_seconds = compile_engine()
         wall = 0.0
 
-        def step() -> tuple[str, xr.Dataset | None]:
+        def step() -> tuple[str, tuple | None]:
             """Run the engine to its next stop and act on it; returns the stop and a telemetry chunk, if any."""
             nonlocal wall
             t0 = time.perf_counter()
@@ -195,49 +228,44 @@ class Simulation:
                 controller.on_stop(stop == "steady", horizon)
             wall += time.perf_counter() - t0
             chunk = None
-            if stop not in ("flow_event", "steady") and builder is not None:
+            if stop not in ("flow_event", "steady") and self.telemetry_selection is not None:
                 if stop == "chunk" or state.g[L.G_TEL_ROW] > 0:
-                    chunk = builder.build(*state.take_chunk())
-                    if writer is not None:
-                        writer.append(chunk)
+                    chunk = state.take_chunk()
             return stop, chunk
 
         # signals wait for a safe point (see interrupts.py); the consumer's own code between chunks is left alone
-        writer, finished = None, False
-        try:
+        while True:
             with deferred_signals() as pending:
-                if out is not None:
-                    writer = StoreWriter(out, fmt, {"title": f"wormhole_lab {self.mode} run of {scenario.name}"})
+                stop, chunk = step()
             pending.check()
-            while True:
-                with deferred_signals() as pending:
-                    stop, chunk = step()
-                pending.check()
-                if chunk is not None:
-                    yield chunk
-                if stop not in ("progress", "flow_event", "steady", "chunk"):
-                    break
-            with deferred_signals() as pending:
-                if controller is not None:
-                    t0 = time.perf_counter()
-                    controller.finish(state.now_ps)  # books the skips still running; the audit replays its sample
-                    wall += time.perf_counter() - t0
-                attrs = self._attrs(prepared, stop, wall)
-                self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
-                self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
-                self.flows.attrs["flows_unfinished"] = int((self.flows["completed"].values == 0).sum())
-                self.flows.attrs["unfinished_message"] = unfinished_message(self.flows)
-                if self.flows.attrs["unfinished_message"]:
-                    warnings.warn(self.flows.attrs["unfinished_message"], UnfinishedFlowsWarning, stacklevel=3)
-                if controller is not None:
-                    self.flows = add_wormhole_results(self.flows, controller)
-            pending.check()
-            finished = True
-        finally:
-            if writer is not None:
-                writer.close(self.flows if finished else None, "" if finished else "the run stopped early")
+            if chunk is not None:
+                yield chunk
+            if stop not in ("progress", "flow_event", "steady", "chunk"):
+                break
+        with deferred_signals() as pending:
+            if controller is not None:
+                t0 = time.perf_counter()
+                controller.finish(state.now_ps)  # books the skips still running; the audit replays its sample
+                wall += time.perf_counter() - t0
+            results = flow_results(state, scenario.flows, prepared.standalone_ps, self._attrs(prepared, stop, wall))
+            results.attrs.update(iteration_summary(results, scenario.flows.tail_ps))
+            results.attrs["flows_unfinished"] = int((results["completed"] == 0).sum())
+            results.attrs["unfinished_message"] = unfinished_message(results)
+            if results.attrs["unfinished_message"]:
+                warnings.warn(results.attrs["unfinished_message"], UnfinishedFlowsWarning, stacklevel=3)
+            if controller is not None:
+                results = add_wormhole_results(results, controller)
+            self.results, self._flows = results, None
+        pending.check()
 
-    def _keep(self, chunk: xr.Dataset, kept_bytes: int) -> int:
+    @property
+    def flows(self) -> "xr.Dataset | None":
+        """The flow table of the finished run as a Dataset (made on first use); None before the run ends."""
+        if self._flows is None and self.results is not None:
+            self._flows = self.results.dataset()
+        return self._flows
+
+    def _keep(self, chunk: "xr.Dataset", kept_bytes: int) -> int:
         """Count a telemetry chunk kept in memory against the cap before it is kept; returns the bytes kept then.
         Kept series count twice: joining them at the end copies them once more."""
         state, cap = self._state, self.scenario.config.memory_cap_bytes
@@ -262,7 +290,7 @@ class Simulation:
             state.now_ps, int(state.g[L.G_DONE_COUNT]), len(self.scenario.flows), int(state.g[L.G_EVENTS]), skipped
         )
 
-    def run(self, out=None, fmt: str | None = None) -> xr.Dataset:
+    def run(self, out=None, fmt: str | None = None) -> "xr.Dataset":
         """The flow table plus every telemetry series, in one Dataset.
 
         With ``out`` the series go to disk chunk by chunk (memory stays bounded) and are read back lazily.
@@ -278,6 +306,8 @@ class Simulation:
             chunks.append(chunk)
         if not chunks:
             return self.flows
+        import xarray as xr
+
         series = xr.concat(chunks, dim="time", data_vars="all", coords="minimal", compat="override")
         return xr.merge([self.flows, series], join="outer", combine_attrs="override")
 

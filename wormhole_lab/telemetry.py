@@ -9,12 +9,15 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.errors import InputError
+
+if TYPE_CHECKING:  # xarray is imported where a Dataset is made: a run that writes none never loads it
+    import xarray as xr
 
 DEFAULT_INTERVAL_PS = 1_000_000  # 1 us of simulated time
 FORMATS = ("netcdf", "zarr")
@@ -171,7 +174,9 @@ class ChunkBuilder:
             "flow_size": ("flow", flows.size[flow_ids], {"units": "byte", "long_name": "flow size"}),
         }
 
-    def build(self, times: np.ndarray, port_rows: np.ndarray, flow_rows: np.ndarray) -> xr.Dataset:
+    def build(self, times: np.ndarray, port_rows: np.ndarray, flow_rows: np.ndarray) -> "xr.Dataset":
+        import xarray as xr
+
         tx = port_rows[:, :, L.TP_TX_BYTES]
         marks = port_rows[:, :, L.TP_ECN_MARKS]
         prev_tx = np.vstack([self._last_tx[None, :], tx[:-1]])
@@ -238,7 +243,7 @@ class StoreWriter:
         self._file = None
         self._rows = 0
 
-    def append(self, chunk: xr.Dataset) -> None:
+    def append(self, chunk: "xr.Dataset") -> None:
         if self.fmt == "zarr":
             if self._rows == 0:
                 chunk.assign_attrs(self.attrs).to_zarr(self.path, mode="w", consolidated=False)
@@ -250,7 +255,7 @@ class StoreWriter:
             self._append_netcdf(chunk)
         self._rows += chunk.sizes["time"]
 
-    def _append_netcdf(self, chunk: xr.Dataset) -> None:
+    def _append_netcdf(self, chunk: "xr.Dataset") -> None:
         import h5netcdf
 
         if self._file is None:
@@ -274,7 +279,7 @@ class StoreWriter:
                 f.variables[name][self._rows : self._rows + n, ...] = var.values
         f.flush()
 
-    def close(self, flows: xr.Dataset | None, reason: str = "") -> None:
+    def close(self, flows: "xr.Dataset | None", reason: str = "") -> None:
         complete = flows is not None
         if self.fmt == "netcdf" and self._file is not None:
             self._file.attrs["complete"] = int(complete)
@@ -297,8 +302,10 @@ class StoreWriter:
                 flows.to_netcdf(self.path, group="flows", mode=mode, engine="h5netcdf")
 
 
-def open_store(path) -> xr.Dataset:
+def open_store(path) -> "xr.Dataset":
     """The series and the flow table of a stored run, as one Dataset (series are read lazily)."""
+    import xarray as xr
+
     path = Path(path)
     engine = "zarr" if path.suffix == ".zarr" or path.is_dir() else "h5netcdf"
     kwargs = {"consolidated": False} if engine == "zarr" else {}
