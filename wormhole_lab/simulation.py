@@ -16,6 +16,7 @@ from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, ResourceLimitError, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
+from wormhole_lab.flowlevel.run import FlowLevel, compile_flow_level
 from wormhole_lab.interrupts import deferred_signals
 from wormhole_lab.results import add_wormhole_results, flows_dataset, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
@@ -26,7 +27,7 @@ from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.validate import check_flows
 from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
 
-MODES = ("packet", "wormhole")
+MODES = ("packet", "wormhole", "flow")
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,10 @@ def unfinished_message(ds: xr.Dataset) -> str:
 
 
 class Simulation:
-    """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
+    """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow.
+
+    ``mode``: "packet" (the packet engine), "wormhole" (the same, accelerated) or "flow" (max-min fair rates
+    per flow, no packets: ``docs/flow-level-mode.md``; it records no telemetry series)."""
 
     def __init__(self, scenario: Scenario, mode: str = "packet", progress=None, progress_step_ps: int = 10**8):
         """``progress(Progress)`` is called every ``progress_step_ps`` of simulated time (and at the end)."""
@@ -148,7 +152,8 @@ class Simulation:
         self._state = state
         telemetry = scenario.telemetry
         builder = None
-        if telemetry.enabled:
+        flow = FlowLevel(state) if self.mode == "flow" else None
+        if telemetry.enabled and flow is None:
             ports, flow_ids = telemetry.select(scenario.topology, len(scenario.flows), _min_interval_ps(scenario))
             state.attach_telemetry(
                 ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples,
@@ -166,7 +171,7 @@ class Simulation:
             )
         self.controller = controller
         state.ci[L.CI_CHECK] = scenario.check_invariants
-        self.compile_seconds = compile_engine()
+        self.compile_seconds = compile_engine() if flow is None else compile_flow_level()
         wall = 0.0
 
         def step() -> tuple[str, xr.Dataset | None]:
@@ -174,13 +179,13 @@ class Simulation:
             nonlocal wall
             t0 = time.perf_counter()
             target = horizon if self.progress is None else min(horizon, state.now_ps + self.progress_step_ps)
-            stop = advance(state, target)
+            stop = advance(state, target) if flow is None else flow.advance(target)
             if self.progress is not None and stop in ("time", "all_done", "idle"):
                 self.progress(self._progress(state, controller))
             if stop == "time" and target < horizon:
                 wall += time.perf_counter() - t0
                 return "progress", None
-            if scenario.check_invariants:
+            if scenario.check_invariants and flow is None:
                 invariants.check(state, scenario.config.pfc)
             if controller is not None:
                 controller.on_stop(stop == "steady", horizon)
@@ -210,6 +215,9 @@ class Simulation:
                     break
             with deferred_signals() as pending:
                 attrs = self._attrs(prepared, stop, wall)
+                if flow is not None:
+                    flow.finish()
+                    attrs.update(flow.attrs())
                 self.flows = flows_dataset(state, scenario.flows, prepared.standalone_ps, attrs)
                 self.flows.attrs.update(iteration_summary(self.flows, scenario.flows.tail_ps))
                 self.flows.attrs["flows_unfinished"] = int((self.flows["completed"].values == 0).sum())
