@@ -50,11 +50,11 @@ def check_state(state: EngineState) -> None:
         fail("EngineState.child_offset", "not a CSR offset array over the flows")
     if np.any((children < 0) | (children >= n)) or np.any(fl[:, L.FL_DEPS_LEFT] != np.bincount(children, minlength=n)):
         fail("EngineState.children", "dependants outside the flow table, or not matching FL_DEPS_LEFT")
+    if state.g[L.G_EVENTS] or state.g[L.G_DONE_COUNT] or state.g[L.G_N_ACTIVE]:
+        fail("EngineState.g", "the state has run already")
     pending = state.heap[: state.g[L.G_HEAP_SIZE]]
     if np.any(pending[:, L.H_KIND] != L.EV_FLOW_START) or np.any((pending[:, L.H_A] < 0) | (pending[:, L.H_A] >= n)):
         fail("EngineState.heap", "flow mode starts from a fresh state whose only events are flow starts")
-    if state.g[L.G_EVENTS] or state.g[L.G_DONE_COUNT] or state.g[L.G_N_ACTIVE]:
-        fail("EngineState.g", "the state has run already")
 
 
 class FlowLevel:
