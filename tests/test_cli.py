@@ -148,10 +148,7 @@ def test_sweep_command_runs_a_sweep_file_on_a_local_dask_cluster(tmp_path):
 def test_a_run_that_stops_early_says_so_on_stderr_once(tmp_path, capsys):
     scenario = tmp_path / "chain.yaml"
     scenario.write_text(
-        "topology: {builder: star, n_hosts: 3}\n"
-        "flows: {file: flows.txt}\n"
-        "cca: hp\n"
-        "config: {stop_time_ps: 20us}\n"
+        "topology: {builder: star, n_hosts: 3}\nflows: {file: flows.txt}\ncca: hp\nconfig: {stop_time_ps: 20us}\n"
     )
     (tmp_path / "flows.txt").write_text("2\n0 1 3 100 1000000 0.0\n1 2 3 100 1000000 0.0\n")
     assert main(["run", str(scenario), "--out", str(tmp_path), "--quiet"]) == 0
@@ -251,3 +248,34 @@ def test_the_scenario_file_sets_the_memo_and_the_steady_test(tmp_path):
     scenario.write_text(ROUNDS_YAML + "wormhole: {theta: 2}\n")
     with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.theta: must be in \(0, 1\)"):
         load_scenario(scenario)
+
+
+def test_the_command_line_offers_every_simulation_mode():
+    from wormhole_lab.cli import MODE_CHOICES
+    from wormhole_lab.simulation import MODES
+
+    assert MODE_CHOICES == list(MODES)
+
+
+def test_ns3_subcommand_in_flow_mode_writes_the_fct_file_and_says_what_it_skips(
+    tmp_path, data_dir, monkeypatch, capsys
+):
+    work = tmp_path / "s1"
+    shutil.copytree(data_dir / "validation" / "s1_single_flow", work)
+    monkeypatch.chdir(work)
+    assert main(["ns3", "config_dcqcn.txt", "--mode", "flow"]) == 0
+    assert (work / "fct.txt").read_text().split()[6] == "834091"  # the reference's FCT of this lone flow
+    assert (work / "pfc.txt").read_text() == "" and not (work / "qlen.txt").exists()
+    err = capsys.readouterr().err
+    assert "QLEN_MON_FILE" in err and "max-min recomputations" in err
+    assert main(["ns3", "config_dcqcn.txt", "--mode", "flow", "--telemetry", str(tmp_path / "s.nc")]) == 2
+
+
+def test_run_and_compare_in_flow_mode(tmp_path):
+    done = console("run", str(SCENARIOS / "incast_dctcp.yaml"), "--mode", "flow", "--quiet", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "flows           8 completed of 8" in done.stdout and "max-min" in done.stderr
+    assert len((tmp_path / "fct.txt").read_text().splitlines()) == 8
+    done = console("compare", str(SCENARIOS / "incast_dctcp.yaml"), "--mode", "flow", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "FCT error       mean" in done.stdout and "flow " in done.stdout
