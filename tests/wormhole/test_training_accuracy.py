@@ -19,8 +19,13 @@ SIMAI = Path(__file__).resolve().parents[2] / ".." / "shared" / "workloads" / "s
 
 def small(name: str, scale: float):
     model = get_model(name)
-    return model.replace(hidden=int(model.hidden * scale) // 64 * 64, ffn=int(model.ffn * scale) // 64 * 64,
-                         layers=max(2, int(model.layers * scale)), vocab=4096, seq_len=512)
+    return model.replace(
+        hidden=int(model.hidden * scale) // 64 * 64,
+        ffn=int(model.ffn * scale) // 64 * 64,
+        layers=max(2, int(model.layers * scale)),
+        vocab=4096,
+        seq_len=512,
+    )
 
 
 def gpt_iteration():
