@@ -275,3 +275,34 @@ def test_the_scenario_file_sets_the_audit(tmp_path):
     scenario.write_text(ROUNDS_YAML + "wormhole: {audit: many}\n")
     with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.audit"):
         load_scenario(scenario)
+
+
+def test_the_command_line_offers_every_simulation_mode():
+    from wormhole_lab.cli import MODE_CHOICES
+    from wormhole_lab.simulation import MODES
+
+    assert MODE_CHOICES == list(MODES)
+
+
+def test_ns3_subcommand_in_flow_mode_writes_the_fct_file_and_says_what_it_skips(
+    tmp_path, data_dir, monkeypatch, capsys
+):
+    work = tmp_path / "s1"
+    shutil.copytree(data_dir / "validation" / "s1_single_flow", work)
+    monkeypatch.chdir(work)
+    assert main(["ns3", "config_dcqcn.txt", "--mode", "flow"]) == 0
+    assert (work / "fct.txt").read_text().split()[6] == "834091"  # the reference's FCT of this lone flow
+    assert (work / "pfc.txt").read_text() == "" and not (work / "qlen.txt").exists()
+    err = capsys.readouterr().err
+    assert "QLEN_MON_FILE" in err and "max-min recomputations" in err
+    assert main(["ns3", "config_dcqcn.txt", "--mode", "flow", "--telemetry", str(tmp_path / "s.nc")]) == 2
+
+
+def test_run_and_compare_in_flow_mode(tmp_path):
+    done = console("run", str(SCENARIOS / "incast_dctcp.yaml"), "--mode", "flow", "--quiet", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "flows           8 completed of 8" in done.stdout and "max-min" in done.stderr
+    assert len((tmp_path / "fct.txt").read_text().splitlines()) == 8
+    done = console("compare", str(SCENARIOS / "incast_dctcp.yaml"), "--mode", "flow", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "FCT error       mean" in done.stdout and "flow " in done.stdout

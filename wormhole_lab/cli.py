@@ -19,10 +19,12 @@ EPILOG_RUN = """examples:
   wormhole-lab run scenario.yaml --mode wormhole --out results.nc   # series + flows in one netCDF file
   wormhole-lab run --out results/                   # fct.txt and flows.nc in a folder
   wormhole-lab run scenario.yaml --mode wormhole --memo memo.sqlite   # a second run reuses the first's patterns
+  wormhole-lab run scenario.yaml --mode flow        # max-min fair rates per flow, no packets (docs/flow-level-mode.md)
 """
 EPILOG_COMPARE = """examples:
   wormhole-lab compare data/scenarios/gpt13b_128gpu_hpcc.yaml
-Runs packet mode, then Wormhole mode, and prints the speedup, FCT errors and iteration-time error.
+  wormhole-lab compare data/scenarios/gpt13b_128gpu_hpcc.yaml --mode flow
+Runs packet mode, then Wormhole mode (or flow mode), and prints the speedup, FCT errors and iteration-time error.
 """
 EPILOG_SWEEP = """examples:
   wormhole-lab sweep data/sweeps/incast_hpcc.yaml
@@ -46,6 +48,7 @@ EPILOG_NS3 = """examples:
   wormhole-lab ns3 config.txt --mode wormhole   # accelerated; statistics on stderr
   wormhole-lab ns3 config.txt --mode wormhole --memo memo.sqlite   # and with the memo DB
   wormhole-lab ns3 config.txt --telemetry series.nc   # also stream queue/rate/CCA series to a file
+  wormhole-lab ns3 config.txt --mode flow   # max-min fair rates per flow: fct.txt only, in a fraction of the time
 Paths inside the config (TOPOLOGY_FILE, FLOW_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, QLEN_MON_FILE) are
 relative to the working directory, as in the reference. Written: the FCT and PFC files, and the queue-length
 histogram when QLEN_MON_FILE is set; the packet trace (ENABLE_TRACE 1) is not (a note says so).
@@ -110,6 +113,21 @@ def audit_statistics(ds) -> str:
     )
 
 
+def flow_statistics(ds) -> str:
+    """One line of what flow mode computed (for stderr)."""
+    if ds.attrs.get("mode") != "flow":
+        return ""
+    return (
+        f"flow:     {ds.attrs['rate_recomputations']:,} max-min recomputations over {ds.attrs['flows_rerated']:,} "
+        f"flows (at most {ds.attrs['largest_recomputed_set']:,} at once); no queues, ECN, PFC or CCA dynamics"
+    )
+
+
+def mode_statistics(ds) -> str:
+    """What Wormhole or flow mode reports beyond the summary; '' in packet mode."""
+    return wormhole_statistics(ds) or flow_statistics(ds)
+
+
 def _load(path, args, modes=("wormhole",)):
     """The scenario file's (or the built-in) Scenario; ``--memo`` and ``--audit`` override its ``wormhole:``."""
     from dataclasses import replace
@@ -134,6 +152,8 @@ def _check_wormhole_options(args, modes) -> None:
         raise InputError("--audit", f"must be 0 or more, got {args.audit}", "e.g. --audit 8 (0: no audit)")
 
 
+MODE_CHOICES = ["packet", "wormhole", "flow"]  # simulation.MODES; the command line does not import it up front
+MODE_HELP = "packet (default), wormhole (accelerated), flow (max-min fair rates per flow, no packets)"
 MEMO_HELP = "memo DB file (SQLite) for Wormhole mode: patterns seen in earlier runs are reused (default: none)"
 AUDIT_HELP = "Wormhole mode: re-simulate K fast-forwards and K memo hits packet by packet for an error estimate"
 PROGRESS_REDRAW_S = 0.1  # the bar redraws at most this often (wall time), however fast simulated time moves
@@ -192,8 +212,8 @@ def _cmd_run(args) -> int:
     ds = _simulate(scenario, args.mode, out if store else None, quiet=args.quiet)
     print(summary(ds))
     _warn_unfinished(ds)
-    if args.mode == "wormhole":
-        print(wormhole_statistics(ds), file=sys.stderr)
+    if args.mode != "packet":
+        print(mode_statistics(ds), file=sys.stderr)
     write_lines(fct_path, fct_lines(ds))
     if not store:
         out = folder / "flows.nc"
@@ -203,30 +223,30 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    scenario = _load(args.scenario, args)
+    scenario = _load(args.scenario, args, (args.mode,))
     packet = _simulate(scenario, "packet", quiet=args.quiet)
-    wormhole = _simulate(scenario, "wormhole", quiet=args.quiet)
+    other = _simulate(scenario, args.mode, quiet=args.quiet)
     _warn_unfinished(packet)
-    done = (packet["completed"].values == 1) & (wormhole["completed"].values == 1)
-    error = np.abs(wormhole["fct"].values[done] / packet["fct"].values[done] - 1)
-    executed, skipped = wormhole.attrs["events_executed"], wormhole.attrs["events_skipped_estimate"]
-    iteration = abs(wormhole.attrs["iteration_time_ps"] / packet.attrs["iteration_time_ps"] - 1)
+    done = (packet["completed"].values == 1) & (other["completed"].values == 1)
+    error = np.abs(other["fct"].values[done] / packet["fct"].values[done] - 1)
+    executed, skipped = other.attrs["events_executed"], other.attrs.get("events_skipped_estimate", 0)
+    iteration = abs(other.attrs["iteration_time_ps"] / packet.attrs["iteration_time_ps"] - 1)
     print(f"scenario        {scenario.name}: {len(scenario.flows)} flows")
     print(
-        f"speedup         {packet.attrs['wall_seconds'] / max(wormhole.attrs['wall_seconds'], 1e-9):.1f}x wall, "
+        f"speedup         {packet.attrs['wall_seconds'] / max(other.attrs['wall_seconds'], 1e-9):.1f}x wall, "
         f"{packet.attrs['events_executed'] / max(executed, 1):.1f}x fewer events "
-        f"({skipped / max(executed + skipped, 1):.1%} skipped)"
+        + (f"({skipped / max(executed + skipped, 1):.1%} skipped)" if args.mode == "wormhole" else "(flow events)")
     )
     if done.any():
         print(f"FCT error       mean {error.mean():.3%}   p99 {np.percentile(error, 99):.3%}   max {error.max():.3%}")
-    if wormhole.attrs.get("audit_k"):
+    if other.attrs.get("audit_k"):
         print(
-            f"audit estimate  mean {wormhole.attrs['audit_fct_error_estimate']:.3%}   "
-            f"max {wormhole.attrs['audit_fct_error_estimate_max']:.3%}   (the measured error is above)"
+            f"audit estimate  mean {other.attrs['audit_fct_error_estimate']:.3%}   "
+            f"max {other.attrs['audit_fct_error_estimate_max']:.3%}   (the measured error is above)"
         )
     print(
         f"iteration time  packet {packet.attrs['iteration_time_ps'] / 1e9:.3f} ms, "
-        f"wormhole {wormhole.attrs['iteration_time_ps'] / 1e9:.3f} ms (error {iteration:.3%})"
+        f"{args.mode} {other.attrs['iteration_time_ps'] / 1e9:.3f} ms (error {iteration:.3%})"
     )
     return 0
 
@@ -333,8 +353,8 @@ def _cmd_ns3(args) -> int:
     )  # fmt: skip
     print(summary(ds))
     _warn_unfinished(ds)
-    if args.mode == "wormhole":
-        print(wormhole_statistics(ds), file=sys.stderr)
+    if args.mode != "packet":
+        print(mode_statistics(ds), file=sys.stderr)
     print("wrote           " + ", ".join(str(p) for p in written))
     return 0
 
@@ -350,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
-    run.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
+    run.add_argument("--mode", choices=MODE_CHOICES, default="packet", help=MODE_HELP)
     run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
@@ -363,6 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compare.add_argument("scenario", nargs="?", help="scenario YAML file (default: the built-in scenario)")
+    compare.add_argument(
+        "--mode", choices=MODE_CHOICES[1:], default="wormhole", help="the mode compared with packet mode"
+    )
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
     compare.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP + " (set beside the measured error)")
@@ -403,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ns3.add_argument("config", help="the reference-style config file")
-    ns3.add_argument("--mode", choices=["packet", "wormhole"], default="packet")
+    ns3.add_argument("--mode", choices=MODE_CHOICES, default="packet", help=MODE_HELP)
     ns3.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
     ns3.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
     ns3.add_argument(

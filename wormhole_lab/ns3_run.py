@@ -4,6 +4,10 @@ Outputs: ``FCT_OUTPUT_FILE`` and ``PFC_OUTPUT_FILE`` always, ``QLEN_MON_FILE`` w
 reference's format). The binary packet trace of ``ENABLE_TRACE 1`` is not written; a notice says so and
 points at ``telemetry_out`` (``--telemetry``), which streams per-port and per-flow series to a netCDF or zarr
 store. Nothing else is recorded, so memory follows the engine's tables, not the run's length.
+
+In flow mode (max-min fair rates, no packets) there are no queues to monitor and no PFC frames: the FCT file
+is written, the PFC file is empty, QLEN_MON_FILE is not written (a notice says so) and ``telemetry_out`` is
+refused.
 """
 
 import re
@@ -59,6 +63,12 @@ def run_ns3_config(
     if rng is not None:
         scenario = replace(scenario, config=scenario.config.with_(rng=rng))
     keys = {"FCT_OUTPUT_FILE": cfg.fct_output_file, "PFC_OUTPUT_FILE": cfg.pfc_output_file}
+    if mode == "flow":
+        if telemetry_out is not None:
+            raise InputError("--telemetry", "flow mode records no series", "drop --telemetry, or use --mode packet")
+        if cfg.qlen_mon_file:
+            notify(f"QLEN_MON_FILE: flow mode has no queues, so {cfg.qlen_mon_file} is not written")
+            cfg = replace(cfg, qlen_mon_file=None)
     if cfg.qlen_mon_file:
         keys["QLEN_MON_FILE"] = cfg.qlen_mon_file
     for key, path in keys.items():

@@ -16,6 +16,7 @@ from wormhole_lab.engine.runner import advance, compile_engine
 from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, ResourceLimitError, build_state
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
+from wormhole_lab.flowlevel.run import FlowLevel, compile_flow_level
 from wormhole_lab.interrupts import deferred_signals
 from wormhole_lab.results import add_wormhole_results, flow_results, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
@@ -29,7 +30,7 @@ from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
 if TYPE_CHECKING:  # xarray is imported where a Dataset is made (see results.py)
     import xarray as xr
 
-MODES = ("packet", "wormhole")
+MODES = ("packet", "wormhole", "flow")
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,10 @@ def unfinished_message(ds) -> str:
 
 
 class Simulation:
-    """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow."""
+    """Runs a Scenario. ``run()`` returns an ``xarray.Dataset`` with one row per flow.
+
+    ``mode``: "packet" (the packet engine), "wormhole" (the same, accelerated) or "flow" (max-min fair rates
+    per flow, no packets: ``docs/flow-level-mode.md``; it records no telemetry series)."""
 
     def __init__(
         self, scenario: Scenario, mode: str = "packet", progress=None, progress_step_ps: int = 10**8,
@@ -192,7 +196,8 @@ class Simulation:
         self._state = state
         telemetry = scenario.telemetry
         self.telemetry_selection = None
-        if telemetry.enabled:
+        flow = FlowLevel(state) if self.mode == "flow" else None
+        if telemetry.enabled and flow is None:
             ports, flow_ids = telemetry.select(scenario.topology, len(scenario.flows), _min_interval_ps(scenario))
             state.attach_telemetry(
                 ports, flow_ids, telemetry.interval_ps, telemetry.chunk_samples,
@@ -208,7 +213,7 @@ class Simulation:
             )
         self.controller = controller
         state.ci[L.CI_CHECK] = scenario.check_invariants
-        self.compile_seconds = compile_engine()
+        self.compile_seconds = compile_engine() if flow is None else compile_flow_level()
         wall = 0.0
 
         def step() -> tuple[str, tuple | None]:
@@ -216,13 +221,13 @@ class Simulation:
             nonlocal wall
             t0 = time.perf_counter()
             target = horizon if self.progress is None else min(horizon, state.now_ps + self.progress_step_ps)
-            stop = advance(state, target)
+            stop = advance(state, target) if flow is None else flow.advance(target)
             if self.progress is not None and stop in ("time", "all_done", "idle"):
                 self.progress(self._progress(state, controller))
             if stop == "time" and target < horizon:
                 wall += time.perf_counter() - t0
                 return "progress", None
-            if scenario.check_invariants:
+            if scenario.check_invariants and flow is None:
                 invariants.check(state, scenario.config.pfc)
             if controller is not None:
                 controller.on_stop(stop == "steady", horizon)
@@ -247,7 +252,11 @@ class Simulation:
                 t0 = time.perf_counter()
                 controller.finish(state.now_ps)  # books the skips still running; the audit replays its sample
                 wall += time.perf_counter() - t0
-            results = flow_results(state, scenario.flows, prepared.standalone_ps, self._attrs(prepared, stop, wall))
+            attrs = self._attrs(prepared, stop, wall)
+            if flow is not None:
+                flow.finish()
+                attrs.update(flow.attrs())
+            results = flow_results(state, scenario.flows, prepared.standalone_ps, attrs)
             results.attrs.update(iteration_summary(results, scenario.flows.tail_ps))
             results.attrs["flows_unfinished"] = int((results["completed"] == 0).sum())
             results.attrs["unfinished_message"] = unfinished_message(results)

@@ -9,6 +9,8 @@ import pytest
 from wormhole_lab.errors import InputError
 from wormhole_lab.viz import LiveRun, export, timeline
 from wormhole_lab.viz.figures import (
+    compare_modes,
+    error_vs_speedup,
     fct_error_vs_scale,
     rate_timeline_figure,
     scaling_table,
@@ -71,3 +73,23 @@ def test_paper_figures_from_real_runs(run, tmp_path):
     assert "FCT error (%)" in svg and "senders (count)" in svg
     labels = [t for t in rate_timeline_figure(run).traverse(lambda x: x.text, ["Text"]) if t]
     assert labels.count("memo") == run.flows.attrs["memo_hits"] and labels.count("skipped") == run.flows.attrs["skips"]
+
+
+def test_error_against_speedup_labels_every_mode(tmp_path):
+    scenario = incast(n=2, cca="hp", size=2_000_000)
+    wormhole = compare_modes(scenario)
+    flow = compare_modes(scenario, packet=wormhole["packet"], mode="flow")
+    assert flow["flow"].attrs["mode"] == "flow" and flow["skips"] == 0
+    assert flow["speedup_wall"] > 10 and flow["speedup_events"] > 100
+    assert flow["fct_error_mean"] > wormhole["fct_error_mean"]  # HPCC alone holds 95 % of line rate; flow mode 100 %
+    table = {
+        "workload": ["incast"] * 2,
+        "label": ["Wormhole", "flow-level"],
+        "speedup_wall": [wormhole["speedup_wall"], flow["speedup_wall"]],
+        "fct_error_mean": [wormhole["fct_error_mean"], flow["fct_error_mean"]],
+    }
+    svg = export(error_vs_speedup(table), tmp_path / "frontier.svg").read_text()
+    for text in ("Wormhole", "flow-level", "mean FCT error (%)", "speedup over packet mode"):
+        assert text in svg
+    with pytest.raises(InputError, match="log scale"):
+        error_vs_speedup({**table, "fct_error_mean": [0.0, 0.1]})

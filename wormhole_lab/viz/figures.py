@@ -1,6 +1,6 @@
 """The paper's figures, ready to use: measure with ``compare_modes`` / ``scaling_table`` / ``sensitivity_table``,
 draw with ``speedup_vs_scale``, ``fct_error_vs_scale``, ``theta_l_sensitivity``, ``rate_timeline_figure``,
-write with ``viz.export(fig, "fig.pdf")``.
+``error_vs_speedup``, write with ``viz.export(fig, "fig.pdf")``.
 
 Tables are plain dicts of equal-length lists (or anything ``pandas.DataFrame(...)`` accepts turned into one
 with ``.to_dict("list")``), so measurements can be saved, merged and redrawn without rerunning.
@@ -11,6 +11,7 @@ from dataclasses import replace
 import holoviews as hv
 import numpy as np
 
+from wormhole_lab.errors import InputError
 from wormhole_lab.simulation import Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.viz.components import PS_PER_US, _both, timeline
@@ -21,6 +22,7 @@ from wormhole_lab.wormhole.steady import SteadyConfig
 
 __all__ = [
     "compare_modes",
+    "error_vs_speedup",
     "fct_error_vs_scale",
     "rate_timeline_figure",
     "scaling_table",
@@ -30,25 +32,27 @@ __all__ = [
 ]
 
 
-def compare_modes(scenario, packet=None) -> dict:
-    """Run ``scenario`` in packet and Wormhole mode (telemetry off) and return speedups and FCT errors.
+def compare_modes(scenario, packet=None, mode: str = "wormhole") -> dict:
+    """Run ``scenario`` in packet mode and in ``mode`` ("wormhole" or "flow"; telemetry off) and return speedups
+    and FCT errors.
 
     ``packet``: a packet-mode result to reuse. Keys: speedup_events, speedup_wall, fct_error_mean,
-    fct_error_p99 (fractions), skips, memo_hit_rate, and both Datasets under ``packet`` / ``wormhole``."""
+    fct_error_p99 (fractions), skips, memo_hit_rate (0 in flow mode), and both Datasets under ``packet`` and
+    the mode's name."""
     quiet = replace(scenario, telemetry=Telemetry.off())
     if packet is None:
         packet = Simulation(quiet, mode="packet").run()
-    fast = Simulation(quiet, mode="wormhole").run()
+    fast = Simulation(quiet, mode=mode).run()
     err = np.abs(fast["fct"].values / packet["fct"].values - 1)
     return {
         "speedup_events": packet.attrs["events_executed"] / max(fast.attrs["events_executed"], 1),
         "speedup_wall": packet.attrs["wall_seconds"] / max(fast.attrs["wall_seconds"], 1e-9),
         "fct_error_mean": float(err.mean()),
         "fct_error_p99": float(np.percentile(err, 99)),
-        "skips": int(fast.attrs["skips"]),
+        "skips": int(fast.attrs.get("skips", 0)),
         "memo_hit_rate": float(fast.attrs.get("memo_hit_rate", 0.0)),
         "packet": packet,
-        "wormhole": fast,
+        mode: fast,
     }
 
 
@@ -152,3 +156,31 @@ def rate_timeline_figure(run: LiveRun, flows=None, annotate: bool = True) -> hv.
         or [hv.Text(0, top, "", fontsize=7)]
     )
     return _both(fig * texts, title="sending rate per flow", xlabel="time (µs)", ylabel="sending rate (Gb/s)")
+
+
+def error_vs_speedup(table: dict) -> hv.Overlay:
+    """The paper's comparison of simulators (its Fig. 2c and Fig. 10): mean per-flow FCT error against packet
+    mode (percent, log y) over the wall-time speedup (log x), one labelled point per row, one colour per workload.
+
+    ``table``: equal-length lists ``workload``, ``label`` (the mode, e.g. "flow-level"), ``speedup_wall`` and
+    ``fct_error_mean`` (fractions, > 0: packet mode itself is the origin of both axes, not a point)."""
+    errors = np.asarray(table["fct_error_mean"], dtype=float)
+    if not (errors > 0).all():
+        raise InputError(
+            "error_vs_speedup(table['fct_error_mean'])",
+            "an error of 0 cannot be drawn on the log scale",
+            "leave packet mode (the reference) out of the table",
+        )
+    xdim = hv.Dimension("speedup_wall", label="speedup over packet mode (wall time)", unit="×")
+    ydim = hv.Dimension("error", label="mean FCT error", unit="%")
+    layers = []
+    for k, workload in enumerate(dict.fromkeys(table["workload"])):
+        rows = [i for i, w in enumerate(table["workload"]) if w == workload]
+        pts = [(float(table["speedup_wall"][i]), 100 * errors[i], f" {table['label'][i]}") for i in rows]
+        color = LINE_COLORS[k % len(LINE_COLORS)]
+        layers.append(_both(hv.Scatter([p[:2] for p in pts], xdim, ydim, label=workload), color=color))
+        labels = hv.Labels(pts, [xdim, ydim], "label")
+        labels = labels.opts(text_color=color, text_font_size="7pt", text_align="left", backend="bokeh")
+        layers.append(labels.opts(color=color, size=6, horizontalalignment="left", backend="matplotlib"))
+    # padding leaves room for the labels right of the fastest points
+    return _both(hv.Overlay(layers), title="accuracy vs speed", logx=True, logy=True, padding=(0.2, 0.1))

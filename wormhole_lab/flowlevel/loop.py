@@ -1,0 +1,178 @@
+"""The flow-level event loop: flow starts, drains (last byte on the wire) and completions, in time order.
+
+Events at one instant are taken together, then the rates of the flows they touch are recomputed once: the
+flows reachable from the started and drained flows' ports through shared ports (their connected components
+in the flow-port graph). Other components keep their rates, and their pending drain events stay valid. A
+flow's drain is rescheduled only when its rate changed; a stale drain event carries an old version and is
+skipped. Dependencies are resolved by the packet engine's own ``qp.complete``, so a flow waiting for others
+starts exactly as it would in packet mode: at the last one's completion plus its gap, not before its start.
+"""
+
+import math
+
+from wormhole_lab.engine import qp
+from wormhole_lab.engine.heap import pop, push
+from wormhole_lab.engine.layout import (
+    EV_FLOW_START,
+    FL_ACTIVE_POS,
+    FL_FINISH,
+    FL_STARTED_AT,
+    FL_STATE,
+    FS_ACTIVE,
+    FS_DONE,
+    G_DONE_COUNT,
+    G_EVENTS,
+    G_HEAP_SIZE,
+    G_N_ACTIVE,
+    G_NOW,
+    H_A,
+    H_B,
+    H_KIND,
+    H_TIME,
+    STOP_ALL_DONE,
+    STOP_GROW,
+    STOP_IDLE,
+    STOP_TIME,
+)
+from wormhole_lab.flowlevel.jit import flow_kernel
+from wormhole_lab.flowlevel.maxmin import waterfill
+
+EV_DRAIN = 100  # a = flow, b = version: its last byte left at the current rate (stale if the version moved on)
+EV_COMPLETE = 101  # a = flow: the ACK of its last byte is back, a fixed latency after the drain
+
+# stats[int64]: counters the loop keeps between calls
+S_EPOCH = 0  # instants processed (marks in the scratch arrays are stamped with it)
+S_RECOMPUTES = 1  # water-filling runs
+S_RERATED = 2  # flows whose rate was recomputed, summed over runs
+S_LARGEST = 3  # most flows in one recomputed set
+S_LEVELS = 4  # filling levels, summed over runs
+S_N = 5
+
+HEAP_ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
+
+
+@flow_kernel
+def _join(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos):
+    """Put flow ``f`` on the lists of the ports it crosses."""
+    for e in range(flow_off[f], flow_off[f + 1]):
+        p = flow_ports[e]
+        entry_pos[e] = port_cnt[p]
+        port_flows[port_off[p] + port_cnt[p]] = f
+        port_cnt[p] += 1
+
+
+@flow_kernel
+def _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos):
+    """Take flow ``f`` off its ports' lists: the last flow of each list moves into its slot."""
+    for e in range(flow_off[f], flow_off[f + 1]):
+        p = flow_ports[e]
+        port_cnt[p] -= 1
+        moved = port_flows[port_off[p] + port_cnt[p]]
+        port_flows[port_off[p] + entry_pos[e]] = moved
+        for m in range(flow_off[moved], flow_off[moved + 1]):
+            if flow_ports[m] == p:
+                entry_pos[m] = entry_pos[e]
+
+
+@flow_kernel
+def _mark(p, epoch, port_mark, ports, n_ports):
+    """Add port ``p`` to the set of this instant unless it is in already; returns the new set size."""
+    if port_mark[p] != epoch:
+        port_mark[p] = epoch
+        ports[n_ports] = p
+        n_ports += 1
+    return n_ports
+
+
+@flow_kernel
+def run_until(
+    g, heap, fl, active, child_offset, children, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos,
+    cap, wire, latency, rate, remaining, updated_at, version, flow_mark, port_mark, frozen, comp_flows, comp_ports,
+    fresh, res, cnt, share, stats, incremental, t_stop,
+):  # fmt: skip
+    """Process instants with time <= t_stop. Returns STOP_ALL_DONE, STOP_IDLE (no event left, flows
+    unfinished), STOP_TIME or STOP_GROW (the heap needs room: grow it and call again).
+
+    ``incremental`` False recomputes every active flow at every instant instead of the touched components
+    (the reference the incremental path is tested against)."""
+    n = fl.shape[0]
+    n_all_ports = port_cnt.shape[0]
+    while True:
+        if g[G_DONE_COUNT] == n:
+            return STOP_ALL_DONE
+        if g[G_HEAP_SIZE] == 0:
+            return STOP_IDLE
+        if heap[0, H_TIME] > t_stop:
+            g[G_NOW] = t_stop
+            return STOP_TIME
+        if g[G_HEAP_SIZE] + HEAP_ROOM_PER_FLOW * n > heap.shape[0]:
+            return STOP_GROW
+        now = heap[0, H_TIME]
+        g[G_NOW] = now
+        stats[S_EPOCH] += 1
+        epoch = stats[S_EPOCH]
+        n_ports = 0
+        while g[G_HEAP_SIZE] > 0 and heap[0, H_TIME] == now:
+            kind, f, b = heap[0, H_KIND], heap[0, H_A], heap[0, H_B]
+            pop(g, heap)
+            if kind == EV_DRAIN and b != version[f]:
+                continue
+            g[G_EVENTS] += 1
+            if kind == EV_FLOW_START:
+                fl[f, FL_STATE] = FS_ACTIVE
+                fl[f, FL_STARTED_AT] = now
+                fl[f, FL_ACTIVE_POS] = g[G_N_ACTIVE]  # qp.complete takes it off the engine's active list
+                active[g[G_N_ACTIVE]] = f
+                g[G_N_ACTIVE] += 1
+                remaining[f] = wire[f]
+                rate[f] = 0.0
+                updated_at[f] = now
+                _join(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos)
+            elif kind == EV_DRAIN:
+                _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos)
+                remaining[f] = 0.0
+                rate[f] = 0.0
+                version[f] += 1
+                push(g, heap, now + latency[f], EV_COMPLETE, f, 0)
+            else:
+                fl[f, FL_STATE] = FS_DONE
+                fl[f, FL_FINISH] = now
+                qp.complete(g, heap, fl, active, child_offset, children, f, now)
+                continue  # a completion frees no capacity: the drain did
+            for e in range(flow_off[f], flow_off[f + 1]):
+                n_ports = _mark(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
+        if not incremental and n_ports > 0:
+            for p in range(n_all_ports):
+                if port_cnt[p] > 0:
+                    n_ports = _mark(p, epoch, port_mark, comp_ports, n_ports)
+        # the touched set: every flow reachable from the marked ports, and every port of those flows
+        n_flows, i = 0, 0
+        while i < n_ports:
+            p = comp_ports[i]
+            i += 1
+            for j in range(port_off[p], port_off[p] + port_cnt[p]):
+                f = port_flows[j]
+                if flow_mark[f] != epoch:
+                    flow_mark[f] = epoch
+                    comp_flows[n_flows] = f
+                    n_flows += 1
+                    for e in range(flow_off[f], flow_off[f + 1]):
+                        n_ports = _mark(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
+        if n_flows == 0:
+            continue
+        stats[S_LEVELS] += waterfill(
+            comp_flows, n_flows, comp_ports, n_ports, flow_off, flow_ports, port_off, port_flows, port_cnt, cap,
+            res, cnt, frozen, fresh, epoch, share,
+        )  # fmt: skip
+        stats[S_RECOMPUTES] += 1
+        stats[S_RERATED] += n_flows
+        stats[S_LARGEST] = max(stats[S_LARGEST], n_flows)
+        for i in range(n_flows):
+            f = comp_flows[i]
+            if share[f] == rate[f]:
+                continue  # untouched, as if its component had not been recomputed
+            remaining[f] = max(remaining[f] - rate[f] * (now - updated_at[f]), 0.0)
+            updated_at[f] = now
+            rate[f] = share[f]
+            version[f] += 1
+            push(g, heap, now + math.ceil(remaining[f] / rate[f]), EV_DRAIN, f, version[f])

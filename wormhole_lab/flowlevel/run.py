@@ -1,0 +1,132 @@
+"""Flow-level mode's Python side: check the engine's prepared arrays, build the loop's tables, run the loop
+(growing its heap when asked), and leave the results in the engine's flow table, where ``results`` reads them.
+"""
+
+import time
+
+import numpy as np
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.runner import STOP_NAMES
+from wormhole_lab.engine.state import EngineState
+from wormhole_lab.engine.warmup import tiny_state
+from wormhole_lab.errors import InputError
+from wormhole_lab.flowlevel import loop
+from wormhole_lab.flowlevel.model import flow_terms, port_capacity
+
+TELEMETRY_NOTE = (
+    "none: flow mode has no queues, no packets and no CCA state, so it records no port or flow series "
+    "(each flow's start and completion are in the flow table)"
+)
+
+
+def check_state(state: EngineState) -> None:
+    """The arrays the flow-level kernels index, checked before any of them runs (Numba does not bounds-check)."""
+    fl, pt, ports = state.fl, state.pt, state.path_ports
+    n, n_ports = fl.shape[0], pt.shape[0]
+
+    def fail(where: str, problem: str) -> None:
+        raise InputError(
+            f"flow mode: {where}",
+            problem,
+            "build the state with simulation.prepare(scenario), which routes every flow of a valid scenario",
+        )
+
+    if np.any((ports < 0) | (ports >= n_ports)):
+        fail("EngineState.path_ports", f"a port id outside 0..{n_ports - 1}")
+    for begin, length, what in ((L.FL_PATH_BEGIN, L.FL_PATH_LEN, "data"), (L.FL_APATH_BEGIN, L.FL_APATH_LEN, "ACK")):
+        bad = np.flatnonzero((fl[:, length] < 1) | (fl[:, begin] < 0) | (fl[:, begin] + fl[:, length] > len(ports)))
+        if bad.size:
+            fail(f"flow {bad[0]}", f"its {what} path lies outside path_ports or is empty")
+    if np.any(pt[:, L.PT_RATE] <= 0) or np.any(pt[:, L.PT_DELAY] < 0):
+        fail("EngineState.pt", "a port with a rate <= 0 or a negative delay")
+    bad = np.flatnonzero(fl[:, L.FL_SIZE] <= 0)
+    if bad.size:
+        fail(f"flow {bad[0]}", f"size {fl[bad[0], L.FL_SIZE]} B is not positive")
+    if state.ci[L.CI_PAYLOAD] <= 0 or state.ci[L.CI_TIME_QUANTUM] <= 0:
+        fail("EngineState.ci", "the payload size and time quantum must be positive")
+    off, children = state.child_offset, state.children
+    if len(off) != n + 1 or off[0] != 0 or off[-1] != len(children) or np.any(np.diff(off) < 0):
+        fail("EngineState.child_offset", "not a CSR offset array over the flows")
+    if np.any((children < 0) | (children >= n)) or np.any(fl[:, L.FL_DEPS_LEFT] != np.bincount(children, minlength=n)):
+        fail("EngineState.children", "dependants outside the flow table, or not matching FL_DEPS_LEFT")
+    if state.g[L.G_EVENTS] or state.g[L.G_DONE_COUNT] or state.g[L.G_N_ACTIVE]:
+        fail("EngineState.g", "the state has run already")
+    pending = state.heap[: state.g[L.G_HEAP_SIZE]]
+    if np.any(pending[:, L.H_KIND] != L.EV_FLOW_START) or np.any((pending[:, L.H_A] < 0) | (pending[:, L.H_A] >= n)):
+        fail("EngineState.heap", "flow mode starts from a fresh state whose only events are flow starts")
+
+
+class FlowLevel:
+    """Flow-level mode on a freshly prepared engine state: ``advance(t)`` runs it, ``finish()`` records what each
+    flow delivered, ``attrs()`` what the run did. ``incremental=False`` recomputes every active flow at every
+    instant (slower; the tests compare it with the incremental default)."""
+
+    def __init__(self, state: EngineState, incremental: bool = True):
+        check_state(state)
+        self.state, self.incremental = state, bool(incremental)
+        fl, n, n_ports = state.fl, state.fl.shape[0], state.pt.shape[0]
+        begin, length = fl[:, L.FL_PATH_BEGIN], fl[:, L.FL_PATH_LEN]
+        self.flow_off = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
+        # the data path of each flow, copied flow by flow: the kernels walk it as one CSR table
+        hop = np.arange(self.flow_off[-1]) - np.repeat(self.flow_off[:-1], length)
+        self.flow_ports = state.path_ports[np.repeat(begin, length) + hop]
+        owner = np.repeat(np.arange(n), length)
+        if len(np.unique(owner * n_ports + self.flow_ports)) != len(owner):
+            raise InputError("flow mode: EngineState.path_ports", "a flow crosses a port twice", "route shortest paths")
+        self.port_off = np.concatenate([[0], np.cumsum(np.bincount(self.flow_ports, minlength=n_ports))])
+        self.port_off = self.port_off.astype(np.int64)
+        self.cap = np.zeros(n_ports)
+        port_capacity(state.pt, state.ci, self.cap)
+        self.wire, self.latency = np.zeros(n), np.zeros(n, dtype=np.int64)
+        flow_terms(fl, state.pt, state.path_ports, state.ci, self.cap, self.wire, self.latency)
+        # the loop's tables: port lists, per-flow rate state, and scratch for one instant (kernels never allocate)
+        self.port_flows, self.entry_pos = np.zeros((2, len(owner)), dtype=np.int64)
+        self.rate, self.remaining, self.share = np.zeros((3, n))
+        self.updated_at, self.version, self.flow_mark, self.frozen, self.comp_flows, self.fresh = np.zeros(
+            (6, n), dtype=np.int64
+        )
+        self.port_cnt, self.port_mark, self.comp_ports, self.cnt = np.zeros((4, n_ports), dtype=np.int64)
+        self.res = np.zeros(n_ports)
+        self.stats = np.zeros(loop.S_N, dtype=np.int64)
+
+    def advance(self, t_stop_ps: int) -> str:
+        """Run instants up to ``t_stop_ps``: 'time', 'all_done' or 'idle' (no event left, flows unfinished)."""
+        s = self.state
+        while True:
+            reason = loop.run_until(
+                s.g, s.heap, s.fl, s.active, s.child_offset, s.children, self.flow_off, self.flow_ports,
+                self.port_off, self.port_flows, self.port_cnt, self.entry_pos, self.cap, self.wire, self.latency,
+                self.rate, self.remaining, self.updated_at, self.version, self.flow_mark, self.port_mark,
+                self.frozen, self.comp_flows, self.comp_ports, self.fresh, self.res, self.cnt, self.share,
+                self.stats, self.incremental, t_stop_ps,
+            )  # fmt: skip
+            if reason != L.STOP_GROW:
+                return STOP_NAMES[reason]
+            s.heap = np.concatenate([s.heap, np.zeros_like(s.heap)])
+
+    def finish(self) -> None:
+        """Bytes delivered per flow (``FL_RCV_NXT``): all of a completed or drained flow, the share of its wire
+        bytes drained so far for one still sending, none for one that never started."""
+        fl, now = self.state.fl, self.state.now_ps
+        left = np.maximum(self.remaining - self.rate * (now - self.updated_at), 0.0)
+        sent = np.where(fl[:, L.FL_STATE] == L.FS_PENDING, 0.0, 1.0 - left / self.wire)
+        fl[:, L.FL_RCV_NXT] = np.floor(sent * fl[:, L.FL_SIZE]).astype(np.int64)
+
+    def attrs(self) -> dict:
+        stats = self.stats
+        return {
+            "rate_recomputations": int(stats[loop.S_RECOMPUTES]),
+            "flows_rerated": int(stats[loop.S_RERATED]),
+            "largest_recomputed_set": int(stats[loop.S_LARGEST]),
+            "filling_levels": int(stats[loop.S_LEVELS]),
+            "incremental": int(self.incremental),
+            "telemetry": TELEMETRY_NOTE,
+        }
+
+
+def compile_flow_level() -> float:
+    """Compile (or load from the cache) the flow-level kernels on a one-flow state; returns the seconds taken."""
+    t0 = time.perf_counter()
+    FlowLevel(tiny_state()).advance(10**9)
+    return time.perf_counter() - t0
