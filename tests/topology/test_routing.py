@@ -221,6 +221,34 @@ def test_max_rtt_bdp_fat_perm64_is_fast():
     assert elapsed < 1.0, f"max_rtt_bdp took {elapsed:.2f} s"
 
 
+def _pair_constants(r: Routes, dst: int) -> tuple:
+    """Every host's base RTT and BDP towards ``dst``, sorted: what a BFS from ``dst`` contributes to the maxima."""
+    h = r.topo.hosts
+    return tuple(sorted(zip(r.pair_base_rtt_ns(h, dst).tolist(), r.pair_bdp_bytes(h, dst).tolist(), strict=True)))
+
+
+@pytest.mark.parametrize("make", ["fat_tree", "uneven", "multihomed"])
+def test_max_rtt_bdp_from_one_host_per_rack_equals_all_pairs(make):
+    """Hosts of one rack with equal links share their BFS's pair constants; hosts whose links differ, or that
+    have two links, are searched from themselves."""
+    if make == "fat_tree":
+        topo = fat_tree(4)
+    else:
+        # two leaves, one spine; host 0's link is slower and longer, host 5 (multihomed) also reaches leaf 7
+        is_switch = np.array([False] * 6 + [True] * 3)
+        a = [0, 1, 2, 3, 4, 5, 6, 7] + ([5] if make == "multihomed" else [])
+        b = [6, 6, 6, 7, 7, 7, 8, 8] + ([6] if make == "multihomed" else [])
+        rate = [25 * G] + [100 * G] * (len(a) - 1)
+        delay = [3_000_000] + [1_000_000] * (len(a) - 1)
+        topo = Topology(is_switch, np.array(a), np.array(b), np.array(rate), np.array(delay), np.zeros(len(a)))
+    r = Routes(topo)
+    every = {_pair_constants(r, d) for d in topo.hosts.tolist()}
+    searched = {_pair_constants(r, d) for d in r._twin_representatives().tolist()}
+    assert searched == every and len(r._twin_representatives()) < len(topo.hosts)
+    rtt, bdp = zip(*(pair for constants in every for pair in constants), strict=True)
+    assert r.max_rtt_bdp() == (max(rtt), max(bdp))
+
+
 # ---------------------------------------------------------------- paths
 def all_pairs_flows(hosts, repeat=1):
     src = [s for s in hosts for d in hosts if s != d] * repeat

@@ -265,13 +265,26 @@ class Routes:
         if self._max_rtt_bdp is None:
             max_rtt = max_bdp = 0
             h = self._hosts
-            for d in h.tolist():
+            for d in self._twin_representatives().tolist():
                 t = self._tree(d)
                 rtt = 2 * t.delay_ns[h] + t.tx_ns[h]  # zero for the pair (d, d), hence zero BDP too
                 max_rtt = max(max_rtt, int(rtt.max()))
                 max_bdp = max(max_bdp, int(_bdp(rtt, t.bw_bps[h]).max()))
             self._max_rtt_bdp = (max_rtt, max_bdp)
         return self._max_rtt_bdp
+
+    def _twin_representatives(self) -> np.ndarray:
+        """One host of each group of twins: hosts with a single link, to the same switch, of the same delay and
+        rate (a rack's hosts). A BFS from either twin finds every other node by the same edges, except that the
+        two twins swap places, so both give the same set of pair constants: one BFS stands for the group (on
+        fat_perm64's tree, 80 BFS instead of 320)."""
+        h = self._hosts
+        links = self._ptr[h + 1] - self._ptr[h]
+        first = np.minimum(self._ptr[h], len(self._ev) - 1)  # a host without links is checked out earlier
+        key = np.stack([self._ev[first], self._edelay_ns[first], self._erate[first]], axis=1)
+        key[links != 1] = -1 - np.arange(int((links != 1).sum()))[:, None]  # a host of several links is alone
+        _, index = np.unique(key, axis=0, return_index=True)
+        return h[np.sort(index)]
 
     def standalone_fct_ns(self, src, dst, size):
         """The reference's ideal FCT: base_rtt + (size + ceil(size/payload) * 48) * 8e9 // bottleneck.
