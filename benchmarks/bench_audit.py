@@ -29,7 +29,7 @@ from wormhole_lab.topology.builders import rail_optimized, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.workload.llm import training_iteration
 from wormhole_lab.workload.models import placement_for
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def pair(cca: str) -> Scenario:

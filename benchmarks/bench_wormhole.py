@@ -25,7 +25,7 @@ from wormhole_lab.topology.builders import leaf_spine, rail_optimized
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.workload.llm import training_iteration
 from wormhole_lab.workload.models import get_model, placement_for
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def scaled(name: str, scale: float):

@@ -100,7 +100,7 @@ def test_memo_info_merge_and_clear(tmp_path):
     from wormhole_lab.simulation import Scenario, Simulation
     from wormhole_lab.topology.builders import star
     from wormhole_lab.workload.flows import make_flows
-    from wormhole_lab.wormhole.controller import WormholeConfig
+    from wormhole_lab.wormhole.settings import WormholeConfig
 
     deps = [(), (), (0, 1), (0, 1)]
     flows = make_flows([1, 2, 1, 2], [0, 0, 0, 0], [4_000_000] * 4, 0, deps=deps)

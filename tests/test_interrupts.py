@@ -61,7 +61,7 @@ from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 src, dst, size, deps, previous = [], [], [], [], ()
 for r in range(400):

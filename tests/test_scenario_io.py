@@ -18,7 +18,7 @@ from wormhole_lab.topology.builders import fat_tree, rail_optimized, star
 from wormhole_lab.topology.hpcc_format import read_topology
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.workload.hpcc_flow_format import read_flows
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))

@@ -65,7 +65,7 @@ from wormhole_lab.workload.models import MODELS
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
 from wormhole_lab.workload.validate import check_flows
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 __all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "scenario_from_dict"]

@@ -25,7 +25,7 @@ from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 _HEADER = "# wormhole_lab scenario (format: docs/scenario-format.md)\n"

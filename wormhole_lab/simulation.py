@@ -25,7 +25,7 @@ from wormhole_lab.topology.routing import Routes
 from wormhole_lab.topology.validate import check_topology
 from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.validate import check_flows
-from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 if TYPE_CHECKING:  # xarray is imported where a Dataset is made (see results.py)
     import xarray as xr
@@ -207,6 +207,8 @@ class Simulation:
         horizon = scenario.config.stop_time_ps or MAX_STOP_TIME_PS
         controller = None
         if self.mode == "wormhole":
+            from wormhole_lab.wormhole.controller import WormholeController  # (networkx, sqlite3) only when used
+
             data_header, ack_wire = int(state.ci[L.CI_DATA_HDR]), int(state.ci[L.CI_ACK_WIRE])
             controller = WormholeController(
                 state, scenario.flows, scenario.wormhole, scenario.config, data_header, ack_wire

@@ -52,7 +52,7 @@ from wormhole_lab.viz.figures import compare_modes, speedup_vs_scale  # noqa: E4
 from wormhole_lab.viz.style import LINE_COLORS  # noqa: E402
 from wormhole_lab.workload.llm import training_iteration  # noqa: E402
 from wormhole_lab.workload.models import placement_for  # noqa: E402
-from wormhole_lab.wormhole.controller import WormholeConfig  # noqa: E402
+from wormhole_lab.wormhole.settings import WormholeConfig  # noqa: E402
 
 
 def scenario(model: str, gpus: int, scale: float, cca: str) -> tuple[Scenario, str]:

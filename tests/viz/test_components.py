@@ -19,7 +19,7 @@ from wormhole_lab.viz.scenarios import (
     staggered,
     teaching_scenario,
 )
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import dctcp_theta_bound
 
 

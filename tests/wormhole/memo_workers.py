@@ -11,8 +11,8 @@ from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
-from wormhole_lab.wormhole.controller import WormholeConfig
 from wormhole_lab.wormhole.memo import MemoDB, MemoWarning
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 ENGINE_VERSION = "workers-test"
 

@@ -13,7 +13,7 @@ from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole import fastforward
 from wormhole_lab.wormhole.audit import Auditor, WeightedReservoir
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 from .test_memo import incast_rounds
 

@@ -10,7 +10,8 @@ from wormhole_lab.simulation import Scenario, Simulation, prepare
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
-from wormhole_lab.wormhole.controller import WormholeConfig, WormholeController
+from wormhole_lab.wormhole.controller import WormholeController
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def mixed_flows():

@@ -13,8 +13,8 @@ from wormhole_lab.topology.builders import rail_optimized, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.workload.llm import training_iteration
 from wormhole_lab.workload.models import get_model, placement_for
-from wormhole_lab.wormhole.controller import WormholeConfig
 from wormhole_lab.wormhole.memo import MemoWarning
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def incast_rounds(cca: str) -> Scenario:

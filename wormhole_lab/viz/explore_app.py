@@ -26,7 +26,7 @@ from wormhole_lab.viz.jobs import simai_scenario as simai_scenario  # also impor
 from wormhole_lab.viz.live import LiveRun
 from wormhole_lab.viz.scenarios import incast, parking_lot, repeated_incast, staggered
 from wormhole_lab.viz.style import COMPACT_LEGEND, LINE_COLORS
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 MODEL, SIMAI = "model preset", "SimAI file"

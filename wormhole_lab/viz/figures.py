@@ -17,7 +17,7 @@ from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.viz.components import PS_PER_US, _both, timeline
 from wormhole_lab.viz.live import LiveRun
 from wormhole_lab.viz.style import LINE_COLORS
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 __all__ = [

@@ -17,7 +17,7 @@ from wormhole_lab.topology.builders import DEFAULT_DELAY_PS, dumbbell, star
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.validate import check_topology
 from wormhole_lab.workload.flows import make_flows
-from wormhole_lab.wormhole.controller import WormholeConfig
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 __all__ = ["SCENARIOS", "incast", "parking_lot", "repeated_incast", "staggered", "teaching_scenario"]
 

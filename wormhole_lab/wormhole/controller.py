@@ -8,38 +8,18 @@ logged flows, then fast-forward it). Everything else runs in the compiled kernel
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 
 import wormhole_lab
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.rate_window import mark_candidates
-from wormhole_lab.errors import InputError
 from wormhole_lab.wormhole.audit import METHOD, Auditor
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, transient_bytes
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
-from wormhole_lab.wormhole.steady import SteadyConfig
-
-
-@dataclass(frozen=True)
-class WormholeConfig:
-    """Knobs of the accelerated mode. ``memo``: path of the SQLite memo DB (None: no memoization). ``audit``:
-    how many fast-forwards and how many memo hits to re-simulate packet by packet for an error estimate."""
-
-    steady: SteadyConfig = field(default_factory=SteadyConfig)
-    memo: str | None = None
-    audit: int = 0
-
-    def __post_init__(self):
-        if isinstance(self.audit, bool) or not isinstance(self.audit, int | np.integer) or self.audit < 0:
-            raise InputError(
-                "WormholeConfig.audit",
-                f"must be a whole number of windows to audit, 0 or more, got {self.audit!r}",
-                "use e.g. 8 (0 turns the audit off)",
-            )
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def config_fingerprint(engine_config) -> str:
