@@ -1,6 +1,7 @@
 """DCQCN byte-identical to the reference: its random ECN marks and PFC ids are replayed (EngineConfig.rng "ns3").
 
-(And HPCC, TIMELY, DCTCP on a fat-tree incast whose pauses spread, data/validation_pfc/.)
+(And HPCC, TIMELY, DCTCP on a fat-tree incast whose pauses spread, data/validation_pfc/; and HPCC cases that
+once diverged, data/validation_hpcc_*/.)
 
 Cases in data/validation_dcqcn/ were built with make_cases.py there and run through the built reference,
 whose fct.txt and pfc.txt are kept as fct_reference.txt and pfc_reference.txt. Every case puts queues in the
@@ -20,6 +21,7 @@ from wormhole_lab.simulation import Simulation
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted(p.name for p in (DATA / "validation_dcqcn").iterdir() if (p / "config.txt").exists())
 OTHER_CCA_CASES = sorted(p.name for p in (DATA / "validation_pfc").iterdir() if (p / "config.txt").exists())
+HPCC_CASES = sorted(p.name for p in DATA.glob("validation_hpcc_*") if (p / "config.txt").exists())
 SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "reference" / "bench" / "fat_perm64"
 
 
@@ -68,6 +70,12 @@ def test_dcqcn_case_is_byte_identical_to_the_reference(name, tmp_path, monkeypat
 @pytest.mark.parametrize("name", OTHER_CCA_CASES)
 def test_hpcc_timely_dctcp_with_pfc_are_byte_identical(name, tmp_path, monkeypatch):
     _recorded(DATA / "validation_pfc" / name, monkeypatch, tmp_path)
+
+
+@pytest.mark.parametrize("name", HPCC_CASES)
+def test_hpcc_regression_cases_are_byte_identical(name, tmp_path, monkeypatch):
+    """See each folder's README.md for what the case once got wrong."""
+    _recorded(DATA / name, monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["s1_single_flow", "s2_incast8"])

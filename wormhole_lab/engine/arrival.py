@@ -139,20 +139,19 @@ def _receive_ack(
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
         return
-    nic_port = fl[f, FL_NIC_PORT]
     if qp.acknowledge(fl, f, pk[k, PK_SEQ], now):
-        free(g, pk, k)
         qp.complete(g, heap, fl, active, child_offset, children, f, now)
-        # the reference still triggers the NIC after completing a QP (RdmaHw::ReceiveAck)
-        dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
-        return
-    if pk[k, PK_KIND] == KIND_NACK:
+    elif pk[k, PK_KIND] == KIND_NACK:
         qp.go_back(fl, f)
     if pk[k, PK_ECN]:
         fl[f, FL_CNPS] += 1
+    # RdmaHw::ReceiveAck runs the CC's ACK handler after QpComplete as well: on the ACK that completes an HPCC
+    # QP the rate update's ChangeRate still moves the NIC's pending dequeue event (QbbNetDevice::UpdateNextAvail
+    # cancels and reschedules it), which decides how that NIC's next send ties with other events of its ns
     dispatch.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
     free(g, pk, k)
-    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, nic_port, now)
+    # ... and triggers the NIC, completed or not
+    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
 
 
 @kernel
