@@ -9,11 +9,12 @@ from wormhole_lab.topology.builders import fat_tree, star
 from wormhole_lab.workload.flows import make_flows
 
 
-@pytest.mark.parametrize("cca", ["dcqcn", "timely"])
+@pytest.mark.parametrize("cca", ["dcqcn", "timely", "hp"])
 @pytest.mark.parametrize("where", ["star", "fat_tree"])
 def test_single_flow_matches_packet_mode(where, cca):
     """One packet, a short last packet after full ones, and 1 MB: within 0.5 % (the model is exact up to a ps
-    of rounding when the CCA keeps line rate, as DCQCN and TIMELY do alone)."""
+    of rounding when the CCA keeps line rate, as DCQCN and TIMELY do alone; HPCC sends its first window at line
+    rate and then holds 95 % of it, 4.8 % slower at 1 MB, which flow mode models)."""
     topo, dst = (star(2), 1) if where == "star" else (fat_tree(4), 15)  # 15: in another pod, 6 hops
     sizes = [500, 4_500, 1_000_000]
     for size in sizes:

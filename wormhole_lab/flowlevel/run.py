@@ -77,9 +77,11 @@ class FlowLevel:
         self.port_off = np.concatenate([[0], np.cumsum(np.bincount(self.flow_ports, minlength=n_ports))])
         self.port_off = self.port_off.astype(np.int64)
         self.cap = np.zeros(n_ports)
-        port_capacity(state.pt, state.ci, self.cap)
+        hpcc = state.ci[L.CI_CC] == L.CC_HPCC
+        eta = float(state.cf[L.CF_U_TARGET]) if hpcc else 1.0  # HPCC fills a link to its target utilisation
+        port_capacity(state.pt, state.ci, eta, self.cap)
         self.wire, self.latency = np.zeros(n), np.zeros(n, dtype=np.int64)
-        flow_terms(fl, state.pt, state.path_ports, state.ci, self.cap, self.wire, self.latency)
+        flow_terms(fl, state.pt, state.path_ports, state.ci, self.cap, eta, self.wire, self.latency)
         # the loop's tables: port lists, per-flow rate state, and scratch for one instant (kernels never allocate)
         self.port_flows, self.entry_pos = np.zeros((2, len(owner)), dtype=np.int64)
         self.rate, self.remaining, self.share = np.zeros((3, n))
