@@ -215,10 +215,11 @@ class WormholeController:
             if part not in self.partitions.flows:
                 continue
             self.ff.finish(part, now)
-            if part in self.pending:
-                self._record(part, now)
             members, ports = self.partitions.flows[part], self.partitions.ports(part)
-            if self.ff.try_skip(part, members, ports, now, horizon):
+            settled = not self.ff.shares_disagree({f: self.state.ff[f, L.FF_GOODPUT] for f in members})
+            if part in self.pending and settled:  # a transient whose shares still move has not ended
+                self._record(part, now)
+            if settled and self.ff.try_skip(part, members, ports, now, horizon):
                 self.steady_entries += 1
             else:
                 parts[part, L.PA_RETRY_AT] = now + self.retry_ps

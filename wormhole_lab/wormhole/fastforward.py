@@ -158,6 +158,33 @@ class FastForward:
         drift = max(abs(goodput[f] - rates[f]) / rates[f] if f in rates else 1.0 for f in goodput)
         return cap * 2 if drift < self.theta / 2 else max(cap // 2, 2 * self.window_ps)
 
+    def shares_disagree(self, goodput: dict) -> bool:
+        """True when two flows share a full port that limits both, at rates more than theta apart.
+
+        Such shares are still moving: HPCC brings flows that meet on a bottleneck towards equal rates over
+        milliseconds, within the steady test's spread. A skip freezes them where they stood, and every later
+        skip starts from there (two HPCC flows into one host, 20 and 10 MB, the second 100 us later: the second
+        finished 15.8 % early). A flow slower than its port's fastest is fine when another full port on its path
+        holds it back (max-min fair shares differ)."""
+        pt = self.state.pt
+        load: dict[int, list] = {}
+        for f in goodput:
+            for p in self.data_ports[f].tolist():
+                load.setdefault(p, []).append(f)
+        full = {
+            p
+            for p, flows in load.items()
+            if sum(goodput[f] for f in flows) * self.data_wire / self.payload * 8e12
+            >= (1 - 2 * self.theta) * pt[p, L.PT_RATE]
+        }
+        for p in (q for q in full if len(load[q]) > 1):
+            fastest = max(goodput[f] for f in load[p])
+            for f in load[p]:
+                held_elsewhere = any(q in full and q != p for q in self.data_ports[f].tolist())
+                if goodput[f] < (1 - self.theta) * fastest and not held_elsewhere:
+                    return True
+        return False
+
     def _uncontended(self, members) -> bool:
         ports = np.concatenate([self.data_ports[f] for f in members])
         return len(np.unique(ports)) == len(ports)
