@@ -9,7 +9,7 @@ Workloads: two HPCC flows into one host, the second 300 us later (the staggered 
 mode is known to be off there); the same under DCQCN; a 4-to-1 HPCC incast; GPT-7B and MoE-8x7B training
 iterations scaled by ``--scale`` on 64 GPUs (MoE with a memo DB, so memo hits are audited too).
 
-usage: python benchmarks/bench_audit.py [--k 8] [--scale 0.1] [--repeat 2] [--cases pair_hp,...]
+usage: python benchmarks/bench_audit.py [--k 8] [--scale 0.1] [--repeat 2] [--audit-windows 2] [--cases pair_hp,...]
 """
 
 import argparse
@@ -84,11 +84,15 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--scale", type=float, default=0.1)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--audit-windows", type=int, default=2, help="steady-test windows replayed (0: the whole skip)")
     parser.add_argument("--cases", default="pair_hp,pair_dcqcn,incast4_hp,gpt7b,moe8x7b")
     args = parser.parse_args()
     import numba
 
-    print(f"wormhole_lab {wormhole_lab.__version__}, numba {numba.__version__}, numpy {np.__version__}; K = {args.k}")
+    print(
+        f"wormhole_lab {wormhole_lab.__version__}, numba {numba.__version__}, numpy {np.__version__}; K = {args.k}, "
+        f"{args.audit_windows or 'all'} steady-test windows of a fast-forward replayed"
+    )
     with tempfile.TemporaryDirectory() as folder:
         memo = str(Path(folder) / "memo.sqlite")
         cases = {
@@ -100,6 +104,7 @@ def main() -> None:
         }
         for name in args.cases.split(","):
             scenario, case_memo = cases[name]()
+            scenario = replace(scenario, wormhole=replace(scenario.wormhole, audit_windows=args.audit_windows))
             measure(scenario, args.k, args.repeat, case_memo)
 
 

@@ -120,7 +120,12 @@ def test_round_trip_of_file_inputs_and_overrides(tmp_path):
         rate_ai_bps=7_000_000, rto_ps=123_000, kmin_bytes={100 * 10**9: 1, 400 * 10**9: 2}
     )
     scenario = Scenario(
-        topo, flows, config, name="from files", telemetry=Telemetry.off(), wormhole=WormholeConfig(audit=4)
+        topo,
+        flows,
+        config,
+        name="from files",
+        telemetry=Telemetry.off(),
+        wormhole=WormholeConfig(audit=4, audit_windows=5),
     )
     out = save_scenario(scenario, tmp_path / "case.yaml")
     assert (tmp_path / "case.topology.txt").is_file() and (tmp_path / "case.flows.txt").is_file()
@@ -128,7 +133,7 @@ def test_round_trip_of_file_inputs_and_overrides(tmp_path):
     assert "cca: dcqcn_paper" in text and "rate_ai_bps: 7000000" in text and "telemetry: 'off'" in text
     back = load_scenario(out)
     assert_same(back, scenario)
-    assert not back.telemetry.enabled and back.wormhole.audit == 4
+    assert not back.telemetry.enabled and (back.wormhole.audit, back.wormhole.audit_windows) == (4, 5)
 
 
 def test_side_files_are_found_relative_to_the_yaml(tmp_path, monkeypatch):

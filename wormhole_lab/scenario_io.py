@@ -80,7 +80,7 @@ BUILDERS = {
 TOP_LEVEL_KEYS = (
     "name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry", "wormhole",
 )  # fmt: skip
-WORMHOLE_KEYS = ("memo", "theta", "window", "interval_ps", "min_skip_ps", "audit")
+WORMHOLE_KEYS = ("memo", "theta", "window", "interval_ps", "min_skip_ps", "audit", "audit_windows")
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
@@ -618,7 +618,7 @@ class _Loader:
                 steady[key] = self.integer(value, sub, minimum=2)
             elif key in ("interval_ps", "min_skip_ps"):
                 steady[key] = self.time(value, sub)
-        audit = self.integer(spec["audit"], path + ("audit",), minimum=0) if "audit" in spec else 0
+        audit = {k: self.integer(spec[k], path + (k,), minimum=0) for k in ("audit", "audit_windows") if k in spec}
         memo = spec.get("memo")
         if memo is not None:
             memo = self.text(memo, path + ("memo",))
@@ -626,7 +626,7 @@ class _Loader:
             if not Path(memo).parent.is_dir():
                 raise self.error(path + ("memo",), f"folder of {memo} does not exist", "create it or change the path")
         try:
-            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo, audit=audit)
+            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo, **audit)
         except InputError as exc:
             field = exc.where.rsplit(".", 1)[-1]
             raise self.error(path + (field if field in WORMHOLE_KEYS else "theta",), exc.problem, exc.fix) from None

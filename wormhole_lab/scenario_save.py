@@ -5,6 +5,7 @@ import inspect
 import os
 import shutil
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,7 @@ def save_scenario(scenario: Scenario, path) -> Path:
         ("config", back.config == scenario.config),
         (
             "wormhole settings",
-            (back.wormhole.steady, back.wormhole.audit) == (scenario.wormhole.steady, scenario.wormhole.audit),
+            replace(back.wormhole, memo=None) == replace(scenario.wormhole, memo=None),
         ),
     ):
         if not same:
@@ -258,8 +259,10 @@ def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
     if wormhole.memo is not None:
         memo = Path(wormhole.memo).resolve()
         out["memo"] = str(memo.relative_to(base.resolve())) if memo.is_relative_to(base.resolve()) else str(memo)
-    if wormhole.audit:
-        out["audit"] = int(wormhole.audit)
+    plain = WormholeConfig()
+    out |= {
+        k: int(getattr(wormhole, k)) for k in ("audit", "audit_windows") if getattr(wormhole, k) != getattr(plain, k)
+    }
     return out
 
 

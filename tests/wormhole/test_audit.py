@@ -109,3 +109,16 @@ def test_copies_over_the_memory_share_are_replayed_at_once_with_the_same_outcome
     assert replayed_at and all(now == start for now, start in replayed_at)
     for name in ("audit_start", "audit_end", "audit_simulated_bytes", "audit_error"):
         assert (deferred[name].values == at_once[name].values).all()
+
+
+def test_audit_windows_sets_how_much_of_a_fast_forward_is_replayed(lone_flows):
+    """Two steady-test windows by default; 0 replays each audited fast-forward to its end."""
+    sim = Simulation(replace(lone_flows, wormhole=WormholeConfig(audit=8, audit_windows=0)), mode="wormhole")
+    whole = sim.run()
+    skips = {(s.start, s.end) for s in sim.controller.ff.log}
+    assert {
+        (int(a), int(b)) for a, b in zip(whole["audit_start"].values, whole["audit_end"].values, strict=True)
+    } == skips
+    short = audited(lone_flows)
+    assert (short["audit_end"] - short["audit_start"]).max() < (whole["audit_end"] - whole["audit_start"]).min()
+    assert whole.attrs["audit_fastforward_error"] < 0.005

@@ -5,11 +5,11 @@ reservoir of ``k`` per kind (Efraimidis-Spirakis keys drawn from the run's seed,
 same skips). A skip that enters the reservoir leaves a copy of the state at its start; when the run ends,
 each sampled skip is replayed from its copy with its partition alone: the replay drops every other event,
 since partitions share no port (only the shared buffer, which then stays as it was). The replay covers the
-stretch the skip vouched for: a memo hit's whole stored transient, a fast-forward's first ``AUDIT_WINDOWS``
-steady-test windows (at most its length; a fast-forward credits one constant rate, so its first windows
-test that rate, but not a drift later in a long skip, which the skip caps in ``fastforward`` bound
-instead). Each flow's credited bytes are compared with the bytes the packets moved, counted the way the
-memo DB counts a transient (``transient_bytes``).
+stretch the skip vouched for: a memo hit's whole stored transient, a fast-forward's first ``span_windows``
+steady-test windows (at most its length; all of it with ``span_windows=0``). A fast-forward credits one
+constant rate, so its first windows test that rate, but not a drift later in a long skip, which the skip
+caps in ``fastforward`` bound instead. Each flow's credited bytes are compared with the bytes the packets
+moved, counted the way the memo DB counts a transient (``transient_bytes``).
 
 The run's FCT error estimate, per flow: (time fast-forwarded x the fast-forwards' error + time taken from the
 memo DB x the memo hits' error) / FCT, where a kind's error is the mean of its audited windows' errors
@@ -31,7 +31,6 @@ from wormhole_lab.engine.runner import advance
 from wormhole_lab.engine.state import ResourceLimitError
 from wormhole_lab.wormhole.fastforward import transient_bytes
 
-AUDIT_WINDOWS = 2  # steady-test windows (each spans the CCA's control period) of a fast-forward that its audit replays
 AUDIT_MEMORY_SHARE = 0.25  # of EngineConfig.memory_cap_bytes, for the copies of the state kept until the end
 KINDS = ("fastforward", "memo")
 METHOD = (
@@ -103,10 +102,10 @@ class Auditor:
     The copies kept may take ``AUDIT_MEMORY_SHARE`` of the memory cap; past that a sampled skip is replayed
     at once and its copy dropped."""
 
-    def __init__(self, state, k: int, seed: int, window_ps: int):
+    def __init__(self, state, k: int, seed: int, window_ps: int, span_windows: int):
         self.state = state
         self.k = k
-        self.window_ps = window_ps
+        self.span_ps = span_windows * window_ps  # 0: a fast-forward is replayed to its end
         rng = np.random.default_rng([int(seed), 0x417D17])
         self.samples = {kind: WeightedReservoir(k, rng) for kind in KINDS}
         self.replays = 0
@@ -114,7 +113,7 @@ class Auditor:
 
     def offer_fastforward(self, part: int, now: int, dt: int, goodput: dict) -> None:
         """A fast-forward of ``dt`` at ``goodput`` (bytes/ps per flow) is about to be taken."""
-        span = min(dt, AUDIT_WINDOWS * self.window_ps)
+        span = min(dt, self.span_ps) if self.span_ps else dt
         self._offer("fastforward", part, now, now + span, {f: rate * span for f, rate in goodput.items()})
 
     def offer_memo(self, part: int, now: int, t_conv: int, nbytes: dict) -> None:

@@ -74,7 +74,8 @@ class WormholeController:
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
         self.auditor = None
         if config.audit:
-            self.auditor = Auditor(state, config.audit, engine_config.seed, steady.window * steady.interval_ps)
+            window_ps = steady.window * steady.interval_ps
+            self.auditor = Auditor(state, config.audit, engine_config.seed, window_ps, config.audit_windows)
             self.ff.auditor = self.auditor
 
     def _path_shapes(self) -> list[str]:
