@@ -24,6 +24,7 @@ def test_run_prints_a_summary_and_writes_the_fct_table(tmp_path, capsys):
         "slowdown",
         "events",
         "wall time",
+        "B per flow",
     ):
         assert field in out
     lines = (tmp_path / "fct.txt").read_text().splitlines()

@@ -207,3 +207,12 @@ def test_an_explicit_stop_time_that_comes_first_warns_and_is_recorded():
     assert "stop_time_ps" in str(record[0].message)
     assert ds.attrs["flows_unfinished"] == 2 and ds.attrs["stop_reason"] == "time"
     assert "did not finish" in ds.attrs["unfinished_message"]
+
+
+def test_the_run_reports_its_memory_per_flow(incast):
+    scenario = incast(n=4, size=100_000)
+    sim = Simulation(scenario)
+    ds = sim.run()
+    assert ds.attrs["engine_bytes"] == sim._state.nbytes() > 0
+    assert ds.attrs["flow_table_bytes"] == scenario.flows.nbytes > 0
+    assert ds.attrs["bytes_per_flow"] == (ds.attrs["engine_bytes"] + ds.attrs["flow_table_bytes"]) / 4

@@ -352,4 +352,7 @@ class Simulation:
             "pfc_frames": int(state.g[L.G_PFC_COUNT]),
             "wall_seconds": wall,
             "compile_seconds": self.compile_seconds,
+            "engine_bytes": state.nbytes(),
+            "flow_table_bytes": self.scenario.flows.nbytes,
+            "bytes_per_flow": (state.nbytes() + self.scenario.flows.nbytes) / max(len(self.scenario.flows), 1),
         }
