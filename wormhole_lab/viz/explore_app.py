@@ -30,7 +30,7 @@ from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 MODEL, SIMAI = "model preset", "SimAI file"
-TOYS = ("repeated incast (memo hits)", "N-to-1 incast", "staggered flows (dumbbell)", "parking lot (two bottlenecks)")
+TOYS = ("repeated incast (memo hits under DCTCP)", "N-to-1 incast", "staggered flows (dumbbell)", "parking lot (two bottlenecks)")
 WORKLOADS = (MODEL, SIMAI, *TOYS)
 PRESETS = ("hp", "dctcp", "timely", "dcqcn")
 
@@ -102,7 +102,7 @@ class Exploration(param.Parameterized):
                 raise InputError("simai_file", "no SimAI workload file chosen", "upload one or pick one from the list")
             scenario = simai_scenario(self.simai_file, self.cca, self.size_scale)
         elif self.workload == TOYS[0]:
-            scenario = repeated_incast(n=self.n, cca=self.cca)
+            scenario = repeated_incast(n=self.n)  # DCTCP, as its label says: an HPCC incast is never memoized
         else:
             make = {TOYS[1]: incast, TOYS[2]: staggered, TOYS[3]: parking_lot}[self.workload]
             scenario = make(n=self.n, cca=self.cca, size=2_000_000)
