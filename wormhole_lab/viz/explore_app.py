@@ -30,7 +30,12 @@ from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
 
 MODEL, SIMAI = "model preset", "SimAI file"
-TOYS = ("repeated incast (memo hits under DCTCP)", "N-to-1 incast", "staggered flows (dumbbell)", "parking lot (two bottlenecks)")
+TOYS = (
+    "repeated incast (memo hits under DCTCP)",
+    "N-to-1 incast",
+    "staggered flows (dumbbell)",
+    "parking lot (two bottlenecks)",
+)
 WORKLOADS = (MODEL, SIMAI, *TOYS)
 PRESETS = ("hp", "dctcp", "timely", "dcqcn")
 
