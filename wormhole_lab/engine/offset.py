@@ -6,6 +6,7 @@ while its events are shifted, so its queues, buffer occupancy and CCA state stay
 consistently; other partitions keep running and see the same shared buffer.
 """
 
+from wormhole_lab.engine.heap import heapify
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     EV_ARRIVE,
@@ -33,7 +34,6 @@ from wormhole_lab.engine.layout import (
     G_N_ACTIVE,
     H_A,
     H_KIND,
-    H_SEQ,
     H_TIME,
     INT_FIELDS,
     INT_MAX_HOPS,
@@ -82,30 +82,6 @@ def _belongs(pk, pt, fl, kind, a, part):
 
 
 @kernel
-def _earlier(heap, i, j):
-    return heap[i, H_TIME] < heap[j, H_TIME] or (heap[i, H_TIME] == heap[j, H_TIME] and heap[i, H_SEQ] < heap[j, H_SEQ])
-
-
-@kernel
-def _heapify(heap, n):
-    for start in range(n // 2 - 1, -1, -1):
-        i = start
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _earlier(heap, child + 1, child):
-                child += 1
-            if not _earlier(heap, child, i):
-                break
-            for c in range(heap.shape[1]):
-                tmp = heap[i, c]
-                heap[i, c] = heap[child, c]
-                heap[child, c] = tmp
-            i = child
-
-
-@kernel
 def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
     """Shift partition ``part`` by ``dt`` ps; flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
 
@@ -118,7 +94,7 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
             heap[i, H_TIME] += dt
             if kind == EV_ARRIVE:
                 _shift_packet(pk, a, dt, adv[pk[a, PK_FLOW]])
-    _heapify(heap, n)
+    heapify(heap, n)
     for p in range(pt.shape[0]):
         if pt[p, PT_PART] != part:
             continue
@@ -160,4 +136,4 @@ def isolate_partition(g, heap, pk, pt, fl, part):
                 heap[kept, c] = heap[i, c]
             kept += 1
     g[G_HEAP_SIZE] = kept
-    _heapify(heap, kept)
+    heapify(heap, kept)
