@@ -32,6 +32,7 @@ from wormhole_lab.engine.layout import (
     FL_TX_BYTES,
     G_HEAP_SIZE,
     G_N_ACTIVE,
+    G_NOW,
     H_A,
     H_KIND,
     H_TIME,
@@ -50,11 +51,16 @@ from wormhole_lab.engine.layout import (
     PK_TS,
     PT_CTRL_HEAD,
     PT_DATA_HEAD,
+    PT_FREE_AT,
     PT_PART,
     PT_SKIP_CURRENT,
     PT_SKIPPED_BYTES,
+    PT_TX_DONE_QUEUED,
     PT_WAKE_AT,
 )
+from wormhole_lab.engine.port import busy
+
+NEVER = 2**62  # a transmitter busy until then never frees
 
 
 @kernel
@@ -87,6 +93,7 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
 
     A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back)."""
     n = g[G_HEAP_SIZE]
+    now = g[G_NOW]
     for i in range(n):
         kind = heap[i, H_KIND]
         a = heap[i, H_A]
@@ -105,6 +112,8 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
                 k = pk[k, PK_NEXT]
         if pt[p, PT_WAKE_AT] >= 0:
             pt[p, PT_WAKE_AT] += dt
+        if busy(g, pt, p, now):  # its TX_DONE moves with the partition, on the heap or not
+            pt[p, PT_FREE_AT] += dt
         pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
         pt[p, PT_SKIP_CURRENT] = pt[p, PT_SKIP_CURRENT] + port_bytes[p] if dt < 0 else port_bytes[p]
     for i in range(g[G_N_ACTIVE]):
@@ -137,3 +146,8 @@ def isolate_partition(g, heap, pk, pt, fl, part):
             kept += 1
     g[G_HEAP_SIZE] = kept
     heapify(heap, kept)
+    for p in range(pt.shape[0]):
+        if pt[p, PT_PART] != part and busy(g, pt, p, g[G_NOW]):
+            # its TX_DONE was dropped with the other events (on the heap or not): it stays busy
+            pt[p, PT_FREE_AT] = NEVER
+            pt[p, PT_TX_DONE_QUEUED] = 1
