@@ -10,7 +10,7 @@ every TX_DONE).
 
 from wormhole_lab.engine import nic, switch
 from wormhole_lab.engine.heap import insert, push
-from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.jit import inlined_kernel, kernel
 from wormhole_lab.engine.layout import (
     CI_ACK_HIGH_PRIO,
     CI_CHECK,
@@ -106,7 +106,7 @@ def kick_control(g, heap, pk, pt, ci, port, now):
             transmit(g, heap, pk, pt, ci, port, k, now)
 
 
-@kernel
+@inlined_kernel
 def dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now):
     if _wait(g, heap, pt, port, now):
         return
