@@ -3,7 +3,7 @@
 import numpy as np
 
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine.heap import pop_into, push
+from wormhole_lab.engine.heap import heapify, pop_into, push
 
 
 def test_heap_pops_in_time_then_insertion_order():
@@ -19,3 +19,22 @@ def test_heap_pops_in_time_then_insertion_order():
         pop_into(g, heap, out)
         popped.append((out[L.H_TIME], out[L.H_A]))
     assert popped == sorted(zip(times.tolist(), range(len(times)), strict=True))
+
+
+def test_heapify_restores_the_order_of_edited_rows():
+    rng = np.random.default_rng(7)
+    n = 333
+    heap = np.zeros((n, L.H_N), dtype=np.int64)
+    heap[:, L.H_TIME] = rng.integers(0, 40, size=n)
+    heap[:, L.H_SEQ] = rng.permutation(n)
+    heap[:, L.H_A] = np.arange(n)
+    expected = sorted(zip(heap[:, L.H_TIME].tolist(), heap[:, L.H_SEQ].tolist(), range(n), strict=True))
+    heapify(heap, n)
+    g = np.zeros(L.G_N, dtype=np.int64)
+    g[L.G_HEAP_SIZE] = n
+    out = np.empty(L.H_N, dtype=np.int64)
+    popped = []
+    while g[L.G_HEAP_SIZE]:
+        pop_into(g, heap, out)
+        popped.append((out[L.H_TIME], out[L.H_SEQ], out[L.H_A]))
+    assert popped == expected

@@ -2,7 +2,7 @@
 
 from wormhole_lab.engine import qp
 from wormhole_lab.engine.cca import dispatch
-from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.jit import inlined_kernel
 from wormhole_lab.engine.layout import (
     CI_ACK_WIRE,
     CI_INT_MODE,
@@ -54,7 +54,7 @@ from wormhole_lab.engine.port import dequeue_and_transmit, kick_control
 from wormhole_lab.engine.switch import send_pfc
 
 
-@kernel
+@inlined_kernel
 def _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now):
     pause = pk[k, PK_PAUSE]
     free(g, pk, k)
@@ -72,7 +72,7 @@ def _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port,
         dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
 
 
-@kernel
+@inlined_kernel
 def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport, k, now):
     """Ingress admission into the shared buffer, PFC pause if over threshold, then the ECMP-chosen egress."""
     hop = pk[k, PK_HOP] + 1
@@ -97,7 +97,7 @@ def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport
     dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, out, now)
 
 
-@kernel
+@inlined_kernel
 def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now):
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
     f = pk[k, PK_FLOW]
@@ -131,7 +131,7 @@ def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k
     free(g, pk, k)
 
 
-@kernel
+@inlined_kernel
 def _receive_ack(
     g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
 ):
@@ -154,7 +154,7 @@ def _receive_ack(
     dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
 
 
-@kernel
+@inlined_kernel
 def handle(
     g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset, children, k, now
 ):

@@ -22,6 +22,7 @@ from wormhole_lab.engine.layout import (
     FL_STATE,
     FL_TIMER_GEN,
     FS_ACTIVE,
+    G_CUR_SEQ,
     G_DONE_COUNT,
     G_EVENTS,
     G_FINAL_SAMPLED,
@@ -31,6 +32,7 @@ from wormhole_lab.engine.layout import (
     G_LOG_DUE,
     G_NOW,
     G_PFC_COUNT,
+    G_SEQ,
     G_TEL_ROW,
     G_VIOLATION,
     G_VIOLATION_AT,
@@ -38,9 +40,10 @@ from wormhole_lab.engine.layout import (
     H_A,
     H_B,
     H_KIND,
+    H_SEQ,
     H_TIME,
     HEADROOM_PER_EVENT,
-    PT_BUSY,
+    PT_TX_DONE_QUEUED,
     PT_WAKE_AT,
     PT_WAKE_GEN,
     STOP_ALL_DONE,
@@ -78,6 +81,7 @@ def run_until(
             return STOP_FLOW_EVENT
         if g[G_LOG_DUE] and (g[G_HEAP_SIZE] == 0 or heap[0, H_TIME] > g[G_NOW]):
             g[G_LOG_DUE] = 0
+            g[G_CUR_SEQ] = g[G_SEQ]  # this instant is over, TX_DONEs not on the heap included
             return STOP_FLOW_EVENT
         if g[G_DONE_COUNT] == n_flows and (not sampling or g[G_FINAL_SAMPLED]):
             return STOP_ALL_DONE
@@ -87,6 +91,7 @@ def run_until(
             return STOP_IDLE
         if heap[0, H_TIME] > t_stop:
             g[G_NOW] = t_stop
+            g[G_CUR_SEQ] = g[G_SEQ]
             return STOP_TIME
         if (
             g[G_FREE_COUNT] < HEADROOM_PER_EVENT
@@ -100,6 +105,7 @@ def run_until(
         kind = heap[0, H_KIND]
         a = heap[0, H_A]
         b = heap[0, H_B]
+        g[G_CUR_SEQ] = heap[0, H_SEQ]
         pop(g, heap)
         if ci[CI_CHECK] and now < g[G_NOW]:
             g[G_VIOLATION] = VIOLATION_TIME_BACKWARDS
@@ -113,7 +119,7 @@ def run_until(
                 children, a, now,
             )  # fmt: skip
         elif kind == EV_TX_DONE:
-            pt[a, PT_BUSY] = 0
+            pt[a, PT_TX_DONE_QUEUED] = 0
             dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_NIC_WAKE:
             if b != pt[a, PT_WAKE_GEN]:

@@ -26,7 +26,8 @@ G_VIOLATION_AT = 16  # its time, ps
 G_VIOLATION_WHERE = 17  # the port (or packet) involved
 G_FLOW_LOG_N = 18  # partitioned runs: rows of the flow log not yet taken by the layer above
 G_LOG_DUE = 19  # partitioned runs: 1 when an FL_EAGER flow's event must be taken once this instant's events ran
-G_N = 20
+G_CUR_SEQ = 20  # sequence number of the event running (G_SEQ once every event up to G_NOW has run): see PT_FREE_AT
+G_N = 21
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -94,7 +95,9 @@ PT_PEER = 1  # the port at the other end of the link
 PT_RATE = 2  # bit/s
 PT_DELAY = 3  # propagation delay, ps
 PT_IS_SWITCH = 4  # owner is a switch
-PT_BUSY = 5  # transmitter serialising a packet
+# the transmitter is busy until its TX_DONE, (PT_FREE_AT, PT_FREE_SEQ) in event order, has run; a switch port's
+# TX_DONE is only put on the heap when a frame waits for it (CI_MERGE_TX_DONE), -1 before the first frame
+PT_FREE_AT = 5
 PT_PAUSED = 6  # data class paused by a PFC frame from the peer
 PT_CTRL_HEAD = 7  # strict-priority queue 0 (PFC frames)
 PT_CTRL_TAIL = 8
@@ -120,7 +123,9 @@ PT_WAKE_GEN = 27  # generation of the pending EV_NIC_WAKE (an HPCC rate change m
 PT_PART = 28  # partition (group) id of the flows using this port; -1 when none
 PT_SKIPPED_BYTES = 29  # bytes this port would have sent during fast-forwarded windows
 PT_SKIP_CURRENT = 30  # part of PT_SKIPPED_BYTES that belongs to the skip in progress
-PT_N = 31
+PT_FREE_SEQ = 31  # sequence number reserved for the TX_DONE at PT_FREE_AT
+PT_TX_DONE_QUEUED = 32  # 1 while that TX_DONE is on the heap
+PT_N = 33
 
 PTF_PMAX = 0
 PTF_N = 1
@@ -248,7 +253,8 @@ CI_CHECK = 36  # 1: check invariants inside the kernel
 CI_MEMORY_CAP = 37  # bytes the engine's tables may grow to (0: no cap)
 CI_SAMPLE_END = 38  # telemetry: the last sample is the first one at or after this time, ps (SAMPLE_NO_END: none)
 CI_SAMPLE_IDLE = 39  # telemetry: 1 samples through idle periods too (0: the sampler jumps over them)
-CI_N = 40
+CI_MERGE_TX_DONE = 40  # 1: a switch port's TX_DONE is scheduled only when a frame waits for it (see port.py)
+CI_N = 41
 SAMPLE_NO_END = 2**62  # CI_SAMPLE_END of a sampler without a window: it stops after the last completion
 
 CF_G = 0

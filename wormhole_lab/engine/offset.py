@@ -6,6 +6,7 @@ while its events are shifted, so its queues, buffer occupancy and CCA state stay
 consistently; other partitions keep running and see the same shared buffer.
 """
 
+from wormhole_lab.engine.heap import heapify
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     EV_ARRIVE,
@@ -31,9 +32,9 @@ from wormhole_lab.engine.layout import (
     FL_TX_BYTES,
     G_HEAP_SIZE,
     G_N_ACTIVE,
+    G_NOW,
     H_A,
     H_KIND,
-    H_SEQ,
     H_TIME,
     INT_FIELDS,
     INT_MAX_HOPS,
@@ -50,11 +51,16 @@ from wormhole_lab.engine.layout import (
     PK_TS,
     PT_CTRL_HEAD,
     PT_DATA_HEAD,
+    PT_FREE_AT,
     PT_PART,
     PT_SKIP_CURRENT,
     PT_SKIPPED_BYTES,
+    PT_TX_DONE_QUEUED,
     PT_WAKE_AT,
 )
+from wormhole_lab.engine.port import busy
+
+NEVER = 2**62  # a transmitter busy until then never frees
 
 
 @kernel
@@ -82,35 +88,12 @@ def _belongs(pk, pt, fl, kind, a, part):
 
 
 @kernel
-def _earlier(heap, i, j):
-    return heap[i, H_TIME] < heap[j, H_TIME] or (heap[i, H_TIME] == heap[j, H_TIME] and heap[i, H_SEQ] < heap[j, H_SEQ])
-
-
-@kernel
-def _heapify(heap, n):
-    for start in range(n // 2 - 1, -1, -1):
-        i = start
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _earlier(heap, child + 1, child):
-                child += 1
-            if not _earlier(heap, child, i):
-                break
-            for c in range(heap.shape[1]):
-                tmp = heap[i, c]
-                heap[i, c] = heap[child, c]
-                heap[child, c] = tmp
-            i = child
-
-
-@kernel
 def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
     """Shift partition ``part`` by ``dt`` ps; flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
 
     A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back)."""
     n = g[G_HEAP_SIZE]
+    now = g[G_NOW]
     for i in range(n):
         kind = heap[i, H_KIND]
         a = heap[i, H_A]
@@ -118,7 +101,7 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
             heap[i, H_TIME] += dt
             if kind == EV_ARRIVE:
                 _shift_packet(pk, a, dt, adv[pk[a, PK_FLOW]])
-    _heapify(heap, n)
+    heapify(heap, n)
     for p in range(pt.shape[0]):
         if pt[p, PT_PART] != part:
             continue
@@ -129,6 +112,8 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
                 k = pk[k, PK_NEXT]
         if pt[p, PT_WAKE_AT] >= 0:
             pt[p, PT_WAKE_AT] += dt
+        if busy(g, pt, p, now):  # its TX_DONE moves with the partition, on the heap or not
+            pt[p, PT_FREE_AT] += dt
         pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
         pt[p, PT_SKIP_CURRENT] = pt[p, PT_SKIP_CURRENT] + port_bytes[p] if dt < 0 else port_bytes[p]
     for i in range(g[G_N_ACTIVE]):
@@ -160,4 +145,9 @@ def isolate_partition(g, heap, pk, pt, fl, part):
                 heap[kept, c] = heap[i, c]
             kept += 1
     g[G_HEAP_SIZE] = kept
-    _heapify(heap, kept)
+    heapify(heap, kept)
+    for p in range(pt.shape[0]):
+        if pt[p, PT_PART] != part and busy(g, pt, p, g[G_NOW]):
+            # its TX_DONE was dropped with the other events (on the heap or not): it stays busy
+            pt[p, PT_FREE_AT] = NEVER
+            pt[p, PT_TX_DONE_QUEUED] = 1

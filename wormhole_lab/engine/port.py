@@ -1,14 +1,25 @@
-"""A port's transmitter: start serialising a packet, and pick the next one when idle."""
+"""A port's transmitter: start serialising a packet, and pick the next one when idle.
+
+A transmitter is busy until its TX_DONE has run in event order. At a switch port whose queues are empty
+then, that event would do nothing (nothing to dequeue, no draw, no event), so with CI_MERGE_TX_DONE it is
+only put on the heap when a frame is queued behind the one on the wire (when it starts, or later, under the
+sequence number reserved when it started): the events that do something, and their order, are the same as
+with every TX_DONE on the heap. Host NICs always get theirs (their round robin and pacing wake-ups run at
+every TX_DONE).
+"""
 
 from wormhole_lab.engine import nic, switch
-from wormhole_lab.engine.heap import push
-from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.heap import insert, push
+from wormhole_lab.engine.jit import inlined_kernel, kernel
 from wormhole_lab.engine.layout import (
     CI_ACK_HIGH_PRIO,
     CI_CHECK,
+    CI_MERGE_TX_DONE,
     CI_TIME_QUANTUM,
     EV_ARRIVE,
     EV_TX_DONE,
+    G_CUR_SEQ,
+    G_SEQ,
     G_VIOLATION,
     G_VIOLATION_AT,
     G_VIOLATION_WHERE,
@@ -17,13 +28,16 @@ from wormhole_lab.engine.layout import (
     PK_KIND,
     PK_PORT,
     PK_WIRE,
-    PT_BUSY,
     PT_CTRL_HEAD,
+    PT_DATA_HEAD,
     PT_DELAY,
+    PT_FREE_AT,
+    PT_FREE_SEQ,
     PT_IS_SWITCH,
     PT_PAUSED,
     PT_RATE,
     PT_TX_BYTES,
+    PT_TX_DONE_QUEUED,
     VIOLATION_PAUSED_TRANSMIT,
 )
 from wormhole_lab.engine.packets import fifo_pop
@@ -49,25 +63,52 @@ def transmit(g, heap, pk, pt, ci, port, k, now):
         g[G_VIOLATION_WHERE] = port
     wire = pk[k, PK_WIRE]
     done = now + serialisation_ps(wire, pt[port, PT_RATE], ci[CI_TIME_QUANTUM])
-    pt[port, PT_BUSY] = 1
+    pt[port, PT_FREE_AT] = done
+    pt[port, PT_FREE_SEQ] = g[G_SEQ]
+    g[G_SEQ] += 1
     pt[port, PT_TX_BYTES] += wire
     pk[k, PK_PORT] = port
-    push(g, heap, done, EV_TX_DONE, port, 0)
+    queued = pt[port, PT_CTRL_HEAD] >= 0 or pt[port, PT_DATA_HEAD] >= 0
+    if queued or not (ci[CI_MERGE_TX_DONE] and pt[port, PT_IS_SWITCH]):
+        _queue_tx_done(g, heap, pt, port)
     push(g, heap, done + pt[port, PT_DELAY], EV_ARRIVE, k, 0)
+
+
+@kernel
+def _queue_tx_done(g, heap, pt, port):
+    insert(g, heap, pt[port, PT_FREE_AT], pt[port, PT_FREE_SEQ], EV_TX_DONE, port, 0)
+    pt[port, PT_TX_DONE_QUEUED] = 1
+
+
+@kernel
+def busy(g, pt, port, now):
+    """The port's TX_DONE comes after the event running now."""
+    t = pt[port, PT_FREE_AT]
+    return t > now or (t == now and pt[port, PT_FREE_SEQ] > g[G_CUR_SEQ])
+
+
+@kernel
+def _wait(g, heap, pt, port, now):
+    """False when the transmitter is free; else a frame waits for it: make sure its TX_DONE is on the heap."""
+    if not busy(g, pt, port, now):
+        return False
+    if not pt[port, PT_TX_DONE_QUEUED]:
+        _queue_tx_done(g, heap, pt, port)
+    return True
 
 
 @kernel
 def kick_control(g, heap, pk, pt, ci, port, now):
     """Send a just-queued PFC frame if the port is idle (control frames go first anyway)."""
-    if not pt[port, PT_BUSY]:
+    if not _wait(g, heap, pt, port, now):
         k = fifo_pop(pt, pk, port, PT_CTRL_HEAD)
         if k >= 0:
             transmit(g, heap, pk, pt, ci, port, k, now)
 
 
-@kernel
+@inlined_kernel
 def dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now):
-    if pt[port, PT_BUSY]:
+    if _wait(g, heap, pt, port, now):
         return
     if pt[port, PT_IS_SWITCH]:
         k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, ci, rng, port, now)

@@ -188,8 +188,9 @@ def _link_free(pk: np.ndarray, begin: int, end: int, g: np.ndarray) -> None:
     g[L.G_FREE_COUNT] += end - begin
 
 
-def _int_config(cfg: EngineConfig) -> np.ndarray:
+def _int_config(cfg: EngineConfig, merge_tx_done: bool = True) -> np.ndarray:
     ci = np.zeros(L.CI_N, dtype=np.int64)
+    ci[L.CI_MERGE_TX_DONE] = merge_tx_done
     ci[L.CI_CC] = cfg.cc_mode
     ci[L.CI_PAYLOAD] = cfg.payload_bytes
     ci[L.CI_DATA_HDR] = DATA_HEADER_BYTES + INT_HEADER_BYTES.get(cfg.cca, 0)
@@ -244,10 +245,12 @@ def estimate_bytes(n_flows: int, n_ports: int, n_nodes: int, path_entries: int) 
 
 
 def build_state(
-    topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray, base_rtt_ns: np.ndarray
-) -> EngineState:
+    topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray, base_rtt_ns: np.ndarray,
+    merge_tx_done: bool = True,
+) -> EngineState:  # fmt: skip
     """Arrays for a run. ``paths`` gives per-flow egress ports (CSR); ``window_bytes`` per flow (0: none);
-    ``base_rtt_ns`` per flow is HPCC's EWMA horizon (maxRtt with GLOBAL_T)."""
+    ``base_rtt_ns`` per flow is HPCC's EWMA horizon (maxRtt with GLOBAL_T). ``merge_tx_done=False`` puts every
+    switch port's TX_DONE on the heap (the same results, more events: see port.py)."""
     n_ports, n_flows = topo.n_ports, len(flows)
     need = estimate_bytes(n_flows, n_ports, topo.n_nodes, len(paths.data_ports) + len(paths.ack_ports))
     if cfg.memory_cap_bytes and need > cfg.memory_cap_bytes:
@@ -270,7 +273,7 @@ def build_state(
     pt[:, L.PT_RATE] = rate
     pt[:, L.PT_DELAY] = delay
     pt[:, L.PT_IS_SWITCH] = is_switch_port
-    for col in (L.PT_CTRL_HEAD, L.PT_CTRL_TAIL, L.PT_DATA_HEAD, L.PT_DATA_TAIL, L.PT_WAKE_AT):
+    for col in (L.PT_CTRL_HEAD, L.PT_CTRL_TAIL, L.PT_DATA_HEAD, L.PT_DATA_TAIL, L.PT_WAKE_AT, L.PT_FREE_AT):
         pt[:, col] = -1
     pt[:, L.PT_IFINDEX] = topo.port_ifindex()
     pt[:, L.PT_PART] = -1
@@ -372,7 +375,7 @@ def build_state(
         ff=np.zeros((n_flows, L.FF_N)),
         port_qps=np.zeros(max(n_flows, 1), dtype=np.int64),
         path_ports=path_ports,
-        ci=_int_config(cfg),
+        ci=_int_config(cfg, merge_tx_done),
         cf=_float_config(cfg),
         rng=new_state(cfg.seed) if cfg.rng == "xorshift" else ns3_state(cfg.seed, setup_streams(topo.n_nodes)),
         pfc_log=np.zeros((INITIAL_PFC_ROWS, L.PFC_LOG_N), dtype=np.int64),
