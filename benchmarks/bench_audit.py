@@ -19,16 +19,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from bench_wormhole import scaled
+from bench_wormhole import training_scenario
 
 import wormhole_lab
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
-from wormhole_lab.topology.builders import rail_optimized, star
+from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
-from wormhole_lab.workload.llm import training_iteration
-from wormhole_lab.workload.models import placement_for
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 
@@ -43,10 +41,7 @@ def incast(n: int, cca: str) -> Scenario:
 
 
 def training(model: str, scale: float, memo: str | None) -> Scenario:
-    flows = training_iteration(scaled(model, scale), placement_for(model, 64))
-    scenario = Scenario(
-        rail_optimized(8, 8), flows, preset("hp"), name=f"{model} x{scale}, hp", telemetry=Telemetry.off()
-    )
+    scenario = training_scenario(model, scale, name=f"{model} x{scale}, hp")
     return replace(scenario, wormhole=WormholeConfig(memo=memo))
 
 

@@ -18,16 +18,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_wormhole import scaled
+from bench_wormhole import training_scenario
 from side_by_side import SHARED, versions
 
-from wormhole_lab.engine.presets import preset
 from wormhole_lab.ns3_run import ns3_scenario
 from wormhole_lab.simulation import Scenario, Simulation
-from wormhole_lab.telemetry import Telemetry
-from wormhole_lab.topology.builders import rail_optimized
-from wormhole_lab.workload.llm import training_iteration
-from wormhole_lab.workload.models import placement_for
 
 CASES = ("fat_perm64", "gpt7b")
 
@@ -45,10 +40,7 @@ def fat_perm64(shared: Path, folder: Path) -> Scenario:
 
 
 def gpt7b(scale: float) -> Scenario:
-    flows = training_iteration(scaled("GPT-7B", scale), placement_for("GPT-7B", 64))
-    return Scenario(
-        rail_optimized(8, 8), flows, preset("hp"), name=f"GPT-7B x{scale} on 64 GPUs", telemetry=Telemetry.off()
-    )
+    return training_scenario("GPT-7B", scale, name=f"GPT-7B x{scale} on 64 GPUs")
 
 
 def timed(scenario: Scenario, mode: str):

@@ -39,6 +39,13 @@ def scaled(name: str, scale: float):
     )
 
 
+def training_scenario(model: str, scale: float, gpus: int = 64, cca: str = "hp", name: str | None = None) -> Scenario:
+    """One iteration of ``model`` (shrunk by ``scale``) on a rail-optimised cluster of ``gpus``, no telemetry."""
+    flows = training_iteration(scaled(model, scale), placement_for(model, gpus))
+    topo = rail_optimized(gpus // 8, 8)
+    return Scenario(topo, flows, preset(cca), name=name or model, telemetry=Telemetry.off())
+
+
 def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
     t0 = time.perf_counter()
     packet = Simulation(scenario, mode="packet").run()
@@ -103,11 +110,9 @@ def main() -> None:
         for n in (3000, 30000):
             random_short_flows(n, Path(folder) / f"random{n}.sqlite")
         for i, name in enumerate(args.models.split(",")):
-            placement = placement_for(name, args.gpus)
-            flows = training_iteration(scaled(name, args.scale), placement)
-            topo = rail_optimized(args.gpus // 8, 8)
-            scenario = Scenario(topo, flows, preset(args.cca), name=name, telemetry=Telemetry.off())
-            compare(f"{name} x{args.scale} on {placement}, {args.cca}", scenario, Path(folder) / f"memo{i}.sqlite")
+            scenario = training_scenario(name, args.scale, args.gpus, args.cca)
+            label = f"{name} x{args.scale} on {placement_for(name, args.gpus)}, {args.cca}"
+            compare(label, scenario, Path(folder) / f"memo{i}.sqlite")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import numpy as np
 from wormhole_lab.engine.state import ResourceLimitError
 from wormhole_lab.errors import InputError
 from wormhole_lab.interrupts import Terminated, sigterm_as_interrupt
+from wormhole_lab.results import audit_summary
 
 EPILOG_RUN = """examples:
   wormhole-lab run                                  # built-in fat-tree scenario, packet mode
@@ -100,19 +101,8 @@ def wormhole_statistics(ds) -> str:
             f"{ds.attrs['memo_inserts']:,} new entries; DB {ds.attrs['memo_db_bytes'] / 1024:,.0f} KiB"
         )
     if ds.attrs.get("audit_k"):
-        line += "\n" + audit_statistics(ds)
+        line += "\naudit:    " + audit_summary(ds.attrs)
     return line
-
-
-def audit_statistics(ds) -> str:
-    """One line of the self-audit: what was re-simulated, how far off the skips were, the FCT error estimate."""
-    a = ds.attrs
-    return (
-        f"audit:    {a['audit_fastforwards']} fast-forwards and {a['audit_memo_hits']} memo hits re-simulated "
-        f"({a['audit_seconds']:.2f} s); credited bytes off by {a['audit_fastforward_error']:.2%} (fast-forwards), "
-        f"{a['audit_memo_error']:.2%} (memo hits); estimated FCT error mean {a['audit_fct_error_estimate']:.2%}, "
-        f"max {a['audit_fct_error_estimate_max']:.2%}"
-    )
 
 
 def flow_statistics(ds) -> str:
@@ -139,9 +129,7 @@ def _load(path, args, modes=("wormhole",)):
 
     scenario = load_scenario(path) if path else default_scenario()
     _check_wormhole_options(args, modes)
-    changes = {"memo": None if args.memo is None else str(args.memo), "audit": args.audit}
-    changes = {k: v for k, v in changes.items() if v is not None}
-    return replace(scenario, wormhole=replace(scenario.wormhole, **changes)) if changes else scenario
+    return replace(scenario, wormhole=scenario.wormhole.overridden(args.memo, args.audit))
 
 
 def _check_wormhole_options(args, modes) -> None:

@@ -57,9 +57,7 @@ def run_ns3_config(
     the reference's own draws; "xorshift" the engine's own)."""
     notify = notify or (lambda text: warnings.warn(text, Ns3Notice, stacklevel=3))
     scenario, cfg = ns3_scenario(config_path)
-    wormhole = {k: v for k, v in (("memo", None if memo is None else str(memo)), ("audit", audit)) if v is not None}
-    if wormhole:
-        scenario = replace(scenario, wormhole=replace(scenario.wormhole, **wormhole))
+    scenario = replace(scenario, wormhole=scenario.wormhole.overridden(memo, audit))
     if rng is not None:
         scenario = replace(scenario, config=scenario.config.with_(rng=rng))
     keys = {"FCT_OUTPUT_FILE": cfg.fct_output_file, "PFC_OUTPUT_FILE": cfg.pfc_output_file}

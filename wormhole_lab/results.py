@@ -255,3 +255,13 @@ def _add_audit(ds: RunResults, attrs: dict, estimate: np.ndarray, windows: list)
         values = np.array([getattr(w, column) for w in windows])
         ds[name] = ("audit", values.astype(str) if column == "kind" else values, {"units": unit, "long_name": text})
     return ds
+
+
+def audit_summary(attrs: dict) -> str:
+    """The self-audit's figures in one line: what was re-simulated, how far off the skips were, the estimate."""
+    return (
+        f"{attrs['audit_fastforwards']} fast-forwards and {attrs['audit_memo_hits']} memo hits re-simulated "
+        f"({attrs['audit_seconds']:.2f} s); credited bytes off by {attrs['audit_fastforward_error']:.2%} "
+        f"(fast-forwards), {attrs['audit_memo_error']:.2%} (memo hits); estimated FCT error mean "
+        f"{attrs['audit_fct_error_estimate']:.2%}, max {attrs['audit_fct_error_estimate_max']:.2%}"
+    )

@@ -145,7 +145,7 @@ class Simulation:
         if audit is not None:
             if mode != "wormhole" and audit:
                 raise InputError("Simulation.audit", "the audit checks Wormhole mode's skips", 'use mode="wormhole"')
-            scenario = replace(scenario, wormhole=replace(scenario.wormhole, audit=audit))
+            scenario = replace(scenario, wormhole=scenario.wormhole.overridden(audit=audit))
         self.scenario = scenario
         self.mode = mode
         self.results = None  # RunResults once the run has ended

@@ -9,6 +9,7 @@ import math
 import os
 from dataclasses import asdict, dataclass, field, replace
 
+from wormhole_lab.engine.rng_ns3 import M2, check_seed
 from wormhole_lab.errors import InputError
 
 CCA_NAMES = ("dcqcn", "hpcc", "timely", "dctcp")
@@ -128,10 +129,10 @@ class EngineConfig:
                 f"unknown random generator {self.rng!r}",
                 f"choose one of {', '.join(RNG_NAMES)} (ns3: the reference's own draws)",
             )
-        if self.rng == "ns3" and not 0 < int(self.seed) < 4294944443:
+        if self.rng == "ns3" and not check_seed(int(self.seed)):
             raise InputError(
                 "EngineConfig.seed",
-                f"the ns3 generator takes the reference's RngSeed, 1 to 4294944442, got {self.seed!r}",
+                f"the ns3 generator takes the reference's RngSeed, 1 to {M2 - 1}, got {self.seed!r}",
                 "use 1 (the reference's default seed)",
             )
         positive = [

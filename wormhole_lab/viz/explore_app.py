@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from wormhole_lab.errors import InputError
+from wormhole_lab.results import audit_summary
 from wormhole_lab.simulation import Scenario
 from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
 from wormhole_lab.viz.components import memo_panel, partition_graph, timeline
@@ -136,12 +137,7 @@ def explorer_summary(run: LiveRun) -> str:
     )
     a = run.flows.attrs if run.flows is not None else {}
     if a.get("audit_k"):
-        text += (
-            f"\n- **Audit:** {a['audit_fastforwards']} fast-forwards and {a['audit_memo_hits']} memo hits re-simulated "
-            f"(outlined red on the timeline); credited bytes off by {a['audit_fastforward_error']:.2%} and "
-            f"{a['audit_memo_error']:.2%}; estimated FCT error mean {a['audit_fct_error_estimate']:.2%}, "
-            f"max {a['audit_fct_error_estimate_max']:.2%}"
-        )
+        text += f"\n- **Audit:** {audit_summary(a)}; the re-simulated stretches are outlined red on the timeline"
     return text
 
 

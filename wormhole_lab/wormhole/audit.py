@@ -54,7 +54,6 @@ class AuditedWindow:
     error: float  # sum over flows of |credited - simulated| / sum of simulated
     signed_error: float  # (credited - simulated) / simulated, summed over the flows
     max_flow_error: float
-    flows: tuple
 
 
 class WeightedReservoir:
@@ -157,19 +156,18 @@ class Auditor:
             copy.g[L.G_TEL_ROW] = 0  # nor keeps its samples
         simulated = {f: transient_bytes(copy, f, *before[f]) for f in credited}
         self.replays += 1
-        total_sim = sum(simulated.values())
+        total_sim, total_credit = sum(simulated.values()), float(sum(credited.values()))
         deviation = sum(abs(credited[f] - simulated[f]) for f in credited)
         sampled.window = AuditedWindow(
             kind,
             part,
             start,
             end,
-            float(sum(credited.values())),
+            total_credit,
             int(total_sim),
             deviation / total_sim if total_sim else math.inf,
-            (sum(credited.values()) - total_sim) / total_sim if total_sim else math.inf,
+            (total_credit - total_sim) / total_sim if total_sim else math.inf,
             max(abs(credited[f] - simulated[f]) / simulated[f] if simulated[f] else math.inf for f in credited),
-            tuple(sorted(int(f) for f in credited)),
         )
 
     def _copy(self):

@@ -1,6 +1,6 @@
 """The knobs of Wormhole mode, apart from the mode itself, so that a Scenario can carry them without loading it."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -19,6 +19,11 @@ class WormholeConfig:
     memo: str | None = None
     audit: int = 0
     audit_windows: int = 2
+
+    def overridden(self, memo=None, audit: int | None = None) -> "WormholeConfig":
+        """These settings with ``memo`` and ``audit`` replaced where given (a command line's --memo, --audit)."""
+        changes = {"memo": None if memo is None else str(memo), "audit": audit}
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def __post_init__(self):
         for name, fix in (("audit", "use e.g. 8 (0 turns the audit off)"), ("audit_windows", "use e.g. 2 (0: all)")):
