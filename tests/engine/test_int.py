@@ -3,6 +3,7 @@
 import numpy as np
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import wheel
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.runner import advance
 from wormhole_lab.simulation import Scenario, prepare
@@ -20,8 +21,8 @@ def test_int_records_time_bytes_queue_and_rate_at_each_hop():
     state = prepare(Scenario(topo, make_flows([0], [1], [200_000], 0), cfg, telemetry=Telemetry.off())).state
     advance(state, 3_500_000)  # inside the first RTT: packets at line rate on every hop, no queue
     multi = cfg.int_multi
-    heap = state.heap[: state.g[L.G_HEAP_SIZE]]
-    in_flight = heap[heap[:, L.H_KIND] == L.EV_ARRIVE, L.H_A]
+    events = wheel.pending(state.events)
+    in_flight = events[events[:, L.E_KIND] == L.EV_ARRIVE, L.E_A]
     checked_hops = 0
     last_sent = {}
     for k in in_flight:

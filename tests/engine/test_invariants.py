@@ -58,7 +58,7 @@ def test_a_paused_port_that_transmits_is_caught_by_the_kernel():
 
     k = int(state.g[L.G_FREE_HEAD])
     state.pk[k, L.PK_KIND] = L.KIND_DATA
-    transmit(state.g, state.heap, state.pk, state.pt, state.ci, host_port, k, int(state.g[L.G_NOW]))
+    transmit(state.g, state.events, state.pk, state.pt, state.ci, host_port, k, int(state.g[L.G_NOW]))
     with pytest.raises(InvariantError, match=f"port {host_port} sent a data-class frame while PFC-paused"):
         invariants.check(state, pfc=True)
 

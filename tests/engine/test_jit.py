@@ -4,12 +4,12 @@ array arguments survive in the hot loop and made the engine 2.3x slower (docs/en
 import numba
 import numpy as np
 
-from wormhole_lab.engine import heap, kernel
+from wormhole_lab.engine import kernel, wheel
 from wormhole_lab.engine.jit import kernel as kernel_decorator
 
 
 def test_engine_kernels_are_compiled_without_the_refcount_runtime():
-    for fn in (kernel.run_until, heap.push, heap.pop):
+    for fn in (kernel.run_until, wheel.push, wheel.take):
         assert fn.targetoptions.get("_nrt") is False, fn
 
 

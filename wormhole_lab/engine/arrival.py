@@ -55,7 +55,7 @@ from wormhole_lab.engine.switch import send_pfc
 
 
 @inlined_kernel
-def _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now):
+def _receive_pfc(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now):
     pause = pk[k, PK_PAUSE]
     free(g, pk, k)
     row = g[G_PFC_COUNT]
@@ -69,11 +69,11 @@ def _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port,
         pt[port, PT_PAUSE_FRAMES] += 1
     else:
         pt[port, PT_PAUSED] = 0
-        dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
 
 
 @inlined_kernel
-def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport, k, now):
+def _forward(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport, k, now):
     """Ingress admission into the shared buffer, PFC pause if over threshold, then the ECMP-chosen egress."""
     hop = pk[k, PK_HOP] + 1
     pk[k, PK_HOP] = hop
@@ -91,14 +91,14 @@ def _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport
     pk[k, PK_INPORT] = inport
     if ci[CI_PFC] and should_pause(nd, pt, ci, node, inport):
         send_pfc(g, pk, pt, ci, rng, inport, 1)
-        kick_control(g, heap, pk, pt, ci, inport, now)
+        kick_control(g, events, pk, pt, ci, inport, now)
     fifo_push(pt, pk, out, PT_DATA_HEAD, k)
     pt[out, PT_DATA_BYTES] += wire
-    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, out, now)
+    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, out, now)
 
 
 @inlined_kernel
-def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now):
+def _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now):
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
     f = pk[k, PK_FLOW]
     fl[f, FL_PKTS_DELIVERED] += 1
@@ -127,20 +127,20 @@ def _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k
                 pk[a, c] = pk[k, c]
         port = path_ports[fl[f, FL_APATH_BEGIN]]
         fifo_push(pt, pk, port, PT_DATA_HEAD, a)
-        dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
     free(g, pk, k)
 
 
 @inlined_kernel
 def _receive_ack(
-    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
+    g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
 ):
     f = pk[k, PK_FLOW]
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
         return
     if qp.acknowledge(fl, f, pk[k, PK_SEQ], now):
-        qp.complete(g, heap, fl, active, child_offset, children, f, now)
+        qp.complete(g, events, fl, active, child_offset, children, f, now)
     elif pk[k, PK_KIND] == KIND_NACK:
         qp.go_back(fl, f)
     if pk[k, PK_ECN]:
@@ -148,25 +148,27 @@ def _receive_ack(
     # RdmaHw::ReceiveAck runs the CC's ACK handler after QpComplete as well: on the ACK that completes an HPCC
     # QP the rate update's ChangeRate still moves the NIC's pending dequeue event (QbbNetDevice::UpdateNextAvail
     # cancels and reschedules it), which decides how that NIC's next send ties with other events of its ns
-    dispatch.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+    dispatch.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
     free(g, pk, k)
     # ... and triggers the NIC, completed or not
-    dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
+    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
 
 
 @inlined_kernel
 def handle(
-    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset, children, k, now
-):
+    g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset, children,
+    k, now,
+):  # fmt: skip
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
     if kind == KIND_PFC:
-        _receive_pfc(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now)
+        _receive_pfc(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now)
     elif pt[port, PT_IS_SWITCH]:
-        _forward(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, port, k, now)
+        _forward(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, port, k, now)
     elif kind == KIND_DATA:
-        _receive_data(g, heap, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
+        _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
     else:
         _receive_ack(
-            g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
-        )
+            g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children,
+            k, now,
+        )  # fmt: skip

@@ -94,7 +94,7 @@ class EngineConfig:
     # reference's MRG32k3a with one new stream per draw, drawing where the reference draws: byte-identical
     # DCQCN runs; the default of `wormhole-lab ns3`). See engine/rng_ns3.py.
     rng: str = "xorshift"
-    # the engine's tables (packet pool, event heap, flows, telemetry buffers) stop with a clear error
+    # the engine's tables (packet pool, event queue, flows, telemetry buffers) stop with a clear error
     # beyond this many bytes instead of swapping; None: half of this machine's memory
     memory_cap_bytes: int | None = None
 

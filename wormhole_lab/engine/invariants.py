@@ -7,6 +7,7 @@ paused port); here the bookkeeping is cross-checked: packets per flow, shared-bu
 import numpy as np
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import wheel
 from wormhole_lab.engine.state import MMU_RESERVE_BYTES, EngineState
 from wormhole_lab.errors import InvariantError
 
@@ -18,8 +19,8 @@ _KERNEL_VIOLATIONS = {
 
 def packets_in_flight(state: EngineState) -> np.ndarray:
     """Data packets per flow that are queued at a port or travelling on a link."""
-    heap = state.heap[: state.g[L.G_HEAP_SIZE]]
-    ids = [heap[heap[:, L.H_KIND] == L.EV_ARRIVE, L.H_A]]
+    events = wheel.pending(state.events)
+    ids = [events[events[:, L.E_KIND] == L.EV_ARRIVE, L.E_A]]
     for p in range(state.pt.shape[0]):
         for head in (L.PT_CTRL_HEAD, L.PT_DATA_HEAD):
             k, queued = state.pt[p, head], []

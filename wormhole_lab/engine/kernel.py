@@ -1,14 +1,18 @@
-"""The event loop: pop the earliest event, run its handler, stop at a boundary Python asked for."""
+"""The event loop: take the earliest event, run its handler, stop at a boundary Python asked for."""
 
 from wormhole_lab.engine import arrival, qp
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.flow_log import record as log_flow_event
-from wormhole_lab.engine.heap import pop, push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_CHECK,
     CI_SAMPLE_INTERVAL,
     CI_STEADY_INTERVAL,
+    E_A,
+    E_B,
+    E_KIND,
+    E_SEQ,
+    E_TIME,
     EV_ARRIVE,
     EV_DCQCN_INCREASE,
     EV_FLOW_START,
@@ -28,7 +32,6 @@ from wormhole_lab.engine.layout import (
     G_FINAL_SAMPLED,
     G_FLOW_EVENT,
     G_FREE_COUNT,
-    G_HEAP_SIZE,
     G_LOG_DUE,
     G_NOW,
     G_PFC_COUNT,
@@ -37,11 +40,6 @@ from wormhole_lab.engine.layout import (
     G_VIOLATION,
     G_VIOLATION_AT,
     G_VIOLATION_WHERE,
-    H_A,
-    H_B,
-    H_KIND,
-    H_SEQ,
-    H_TIME,
     HEADROOM_PER_EVENT,
     PT_TX_DONE_QUEUED,
     PT_WAKE_AT,
@@ -59,13 +57,14 @@ from wormhole_lab.engine.layout import (
 from wormhole_lab.engine.port import dequeue_and_transmit
 from wormhole_lab.engine.rate_window import steady_sample
 from wormhole_lab.engine.sampling import sample
+from wormhole_lab.engine.wheel import first, free_rows, push, take
 
 FLOW_START_HOPS = 2
 
 
 @kernel
 def run_until(
-    g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, tel_time, tel_port, tel_flow,
+    g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, tel_time, tel_port, tel_flow,
     sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, seq_ring, flow_log, t_stop,
 ):  # fmt: skip
     """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return.
@@ -79,34 +78,35 @@ def run_until(
     while True:
         if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, parts, path_ports, flow_log):
             return STOP_FLOW_EVENT
-        if g[G_LOG_DUE] and (g[G_HEAP_SIZE] == 0 or heap[0, H_TIME] > g[G_NOW]):
+        r = first(g, events)
+        if g[G_LOG_DUE] and (r < 0 or events[r, E_TIME] > g[G_NOW]):
             g[G_LOG_DUE] = 0
-            g[G_CUR_SEQ] = g[G_SEQ]  # this instant is over, TX_DONEs not on the heap included
+            g[G_CUR_SEQ] = g[G_SEQ]  # this instant is over, TX_DONEs not in the queue included
             return STOP_FLOW_EVENT
         if g[G_DONE_COUNT] == n_flows and (not sampling or g[G_FINAL_SAMPLED]):
             return STOP_ALL_DONE
         if sampling and g[G_TEL_ROW] == tel_time.shape[0]:
             return STOP_CHUNK
-        if g[G_HEAP_SIZE] == 0:
+        if r < 0:
             return STOP_IDLE
-        if heap[0, H_TIME] > t_stop:
+        if events[r, E_TIME] > t_stop:
             g[G_NOW] = t_stop
             g[G_CUR_SEQ] = g[G_SEQ]
             return STOP_TIME
         if (
             g[G_FREE_COUNT] < HEADROOM_PER_EVENT
-            or g[G_HEAP_SIZE] + HEADROOM_PER_EVENT > heap.shape[0]
+            or free_rows(g, events) < HEADROOM_PER_EVENT
             or g[G_PFC_COUNT] + HEADROOM_PER_EVENT > pfc_log.shape[0]
         ):
             return STOP_GROW
         if g[G_VIOLATION]:
             return STOP_INVARIANT
-        now = heap[0, H_TIME]
-        kind = heap[0, H_KIND]
-        a = heap[0, H_A]
-        b = heap[0, H_B]
-        g[G_CUR_SEQ] = heap[0, H_SEQ]
-        pop(g, heap)
+        now = events[r, E_TIME]
+        kind = events[r, E_KIND]
+        a = events[r, E_A]
+        b = events[r, E_B]
+        g[G_CUR_SEQ] = events[r, E_SEQ]
+        take(g, events, r)
         if ci[CI_CHECK] and now < g[G_NOW]:
             g[G_VIOLATION] = VIOLATION_TIME_BACKWARDS
             g[G_VIOLATION_AT] = now
@@ -115,38 +115,38 @@ def run_until(
         g[G_EVENTS] += 1
         if kind == EV_ARRIVE:
             arrival.handle(
-                g, heap, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
+                g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
                 children, a, now,
             )  # fmt: skip
         elif kind == EV_TX_DONE:
             pt[a, PT_TX_DONE_QUEUED] = 0
-            dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_NIC_WAKE:
             if b != pt[a, PT_WAKE_GEN]:
                 continue  # moved earlier by an HPCC rate change
             pt[a, PT_WAKE_AT] = -1
-            dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
         elif kind == EV_FLOW_START:
             if b < FLOW_START_HOPS:
                 # the reference reaches AddQueuePair through two zero-delay events (Application::Start,
                 # StartApplication), so a flow joins after the other events of its nanosecond
-                push(g, heap, now, EV_FLOW_START, a, b + 1)
+                push(g, events, now, EV_FLOW_START, a, b + 1)
                 continue
-            port = qp.start(g, heap, pt, fl, ff, port_qps, path_ports, ci, active, a, now)
-            dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+            port = qp.start(g, events, pt, fl, ff, port_qps, path_ports, ci, active, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
-            sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
+            sample(g, events, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
         elif kind == EV_STEADY_SAMPLE:
-            if steady_sample(g, heap, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
+            if steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
                 return STOP_STEADY
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow
         elif kind == EV_RTO:
-            if b == fl[a, FL_TIMER_GEN] and qp.on_rto(g, heap, fl, ci, a, now):
+            if b == fl[a, FL_TIMER_GEN] and qp.on_rto(g, events, fl, ci, a, now):
                 port = path_ports[fl[a, FL_PATH_BEGIN]]
-                dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+                dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
         else:
             generation = fl[a, FL_RP_GEN] if kind == EV_DCQCN_INCREASE else fl[a, FL_TIMER_GEN]
             if b == generation:
-                dispatch.on_timer(g, heap, fl, ff, ci, cf, a, kind, now)
+                dispatch.on_timer(g, events, fl, ff, ci, cf, a, kind, now)

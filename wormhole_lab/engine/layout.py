@@ -7,7 +7,7 @@ constants at compile time, which makes them free in the hot loop.
 
 # --- global scalars: g[int64] ---
 G_NOW = 0  # current simulated time, ps
-G_HEAP_SIZE = 1
+G_PENDING = 1  # events scheduled and not yet run
 G_SEQ = 2  # next event sequence number: ties at equal time pop in scheduling order
 G_FREE_HEAD = 3  # first free packet slot, -1 when the pool is empty
 G_FREE_COUNT = 4
@@ -27,18 +27,27 @@ G_VIOLATION_WHERE = 17  # the port (or packet) involved
 G_FLOW_LOG_N = 18  # partitioned runs: rows of the flow log not yet taken by the layer above
 G_LOG_DUE = 19  # partitioned runs: 1 when an FL_EAGER flow's event must be taken once this instant's events ran
 G_CUR_SEQ = 20  # sequence number of the event running (G_SEQ once every event up to G_NOW has run): see PT_FREE_AT
-G_N = 21
+G_WHEEL_BASE = 21  # event queue (wheel.py): first bucket of the wheel's window
+G_WHEEL_COUNT = 22  # events in the wheel
+G_OVERFLOW = 23  # events in the overflow heap, beyond the window
+G_EVENT_FREE = 24  # first free event row, -1 when none
+G_N = 25
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
 
-# --- event heap: heap[int64], one row per pending event ---
-H_TIME = 0
-H_SEQ = 1
-H_KIND = 2
-H_A = 3  # port, packet or flow, by kind
-H_B = 4  # timer generation, so cancelled timers are recognised and skipped
-H_N = 5
+# --- event queue: events[int64] (wheel.py), after its bucket table one row per event ---
+E_TIME = 0
+E_SEQ = 1
+E_KIND = 2  # EV_*, EV_NONE on a free row
+E_A = 3  # port, packet or flow, by kind
+E_B = 4  # timer generation, so cancelled timers are recognised and skipped
+E_NEXT = 5  # next event of its bucket (-1: the last); on a free row the next free row
+E_PREV = 6  # previous event of its bucket (-1: the first); wheel.IN_OVERFLOW in the overflow heap
+E_HEAP = 7  # not this row's own field: entry (row - wheel.TABLE_ROWS) of the overflow heap
+E_N = 8  # 64-byte rows
+
+EV_NONE = -1
 
 EV_FLOW_START = 0  # a = flow
 EV_TX_DONE = 1  # a = port: its transmitter is free again
@@ -96,7 +105,7 @@ PT_RATE = 2  # bit/s
 PT_DELAY = 3  # propagation delay, ps
 PT_IS_SWITCH = 4  # owner is a switch
 # the transmitter is busy until its TX_DONE, (PT_FREE_AT, PT_FREE_SEQ) in event order, has run; a switch port's
-# TX_DONE is only put on the heap when a frame waits for it (CI_MERGE_TX_DONE), -1 before the first frame
+# TX_DONE is only put in the event queue when a frame waits for it (CI_MERGE_TX_DONE), -1 before the first frame
 PT_FREE_AT = 5
 PT_PAUSED = 6  # data class paused by a PFC frame from the peer
 PT_CTRL_HEAD = 7  # strict-priority queue 0 (PFC frames)
@@ -124,7 +133,7 @@ PT_PART = 28  # partition (group) id of the flows using this port; -1 when none
 PT_SKIPPED_BYTES = 29  # bytes this port would have sent during fast-forwarded windows
 PT_SKIP_CURRENT = 30  # part of PT_SKIPPED_BYTES that belongs to the skip in progress
 PT_FREE_SEQ = 31  # sequence number reserved for the TX_DONE at PT_FREE_AT
-PT_TX_DONE_QUEUED = 32  # 1 while that TX_DONE is on the heap
+PT_TX_DONE_QUEUED = 32  # 1 while that TX_DONE is in the event queue
 PT_N = 33
 
 PTF_PMAX = 0
@@ -273,7 +282,7 @@ CC_DCTCP = 8
 # --- why a kernel call returned ---
 STOP_TIME = 0  # reached the requested time
 STOP_ALL_DONE = 1  # every flow completed
-STOP_GROW = 2  # packet pool, heap or PFC log needs more room: grow and call again
+STOP_GROW = 2  # packet pool, event queue or PFC log needs more room: grow and call again
 STOP_IDLE = 3  # no event left although flows are unfinished
 STOP_CHUNK = 4  # the telemetry chunk is full: hand it to Python and call again
 STOP_FLOW_EVENT = 5  # partitioned runs: the flow log needs the layer above now (full, eager, or a skip was touched)

@@ -4,7 +4,6 @@ Mirrors the reference's QbbNetDevice::DequeueAndTransmit for hosts and RdmaHw::G
 Data packets are created only when the NIC picks their QP, so the pool holds packets in flight.
 """
 
-from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_ACK_HIGH_PRIO,
@@ -45,6 +44,7 @@ from wormhole_lab.engine.layout import (
 )
 from wormhole_lab.engine.packets import alloc, fifo_pop
 from wormhole_lab.engine.timing import serialisation_ps
+from wormhole_lab.engine.wheel import push
 
 
 @kernel
@@ -81,7 +81,7 @@ def _data_packet(g, pk, fl, ci, f, now):
 
 
 @kernel
-def select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now):
+def select_packet(g, events, pk, pt, fl, port_qps, ci, port, now):
     """The next packet this host port sends now, or -1 (then a wake-up is scheduled if pacing allows one later)."""
     paused = pt[port, PT_PAUSED]
     if pt[port, PT_DATA_HEAD] >= 0 and (ci[CI_ACK_HIGH_PRIO] or not paused):
@@ -127,19 +127,19 @@ def select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now):
             if fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and (earliest < 0 or fl[f, FL_NEXT_AVAIL] < earliest):
                 earliest = fl[f, FL_NEXT_AVAIL]
         if earliest > now:
-            _schedule_wake(g, heap, pt, port, earliest)
+            _schedule_wake(g, events, pt, port, earliest)
     return -1
 
 
 @kernel
-def _schedule_wake(g, heap, pt, port, t):
+def _schedule_wake(g, events, pt, port, t):
     pt[port, PT_WAKE_GEN] += 1
     pt[port, PT_WAKE_AT] = t
-    push(g, heap, t, EV_NIC_WAKE, port, pt[port, PT_WAKE_GEN])
+    push(g, events, t, EV_NIC_WAKE, port, pt[port, PT_WAKE_GEN])
 
 
 @kernel
-def change_rate(g, heap, pt, fl, ci, f, new_rate, now):
+def change_rate(g, events, pt, fl, ci, f, new_rate, now):
     """RdmaHw::ChangeRate: re-pace the last packet at the new rate and pull the NIC's wake-up earlier if due."""
     q = ci[CI_TIME_QUANTUM]
     last = fl[f, FL_LAST_PKT_WIRE]
@@ -147,4 +147,4 @@ def change_rate(g, heap, pt, fl, ci, f, new_rate, now):
     fl[f, FL_RATE] = new_rate
     port = fl[f, FL_NIC_PORT]
     if pt[port, PT_WAKE_AT] >= 0 and fl[f, FL_NEXT_AVAIL] < pt[port, PT_WAKE_AT]:
-        _schedule_wake(g, heap, pt, port, max(fl[f, FL_NEXT_AVAIL], now))
+        _schedule_wake(g, events, pt, port, max(fl[f, FL_NEXT_AVAIL], now))

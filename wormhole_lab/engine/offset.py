@@ -6,14 +6,17 @@ while its events are shifted, so its queues, buffer occupancy and CCA state stay
 consistently; other partitions keep running and see the same shared buffer.
 """
 
-from wormhole_lab.engine.heap import heapify
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    E_A,
+    E_KIND,
+    E_TIME,
     EV_ARRIVE,
     EV_DCQCN_ALPHA,
     EV_DCQCN_DECREASE,
     EV_DCQCN_INCREASE,
     EV_NIC_WAKE,
+    EV_NONE,
     EV_RTO,
     EV_TX_DONE,
     FL_HIGH_SEQ,
@@ -30,12 +33,8 @@ from wormhole_lab.engine.layout import (
     FL_SND_NXT,
     FL_SND_UNA,
     FL_TX_BYTES,
-    G_HEAP_SIZE,
     G_N_ACTIVE,
     G_NOW,
-    H_A,
-    H_KIND,
-    H_TIME,
     INT_FIELDS,
     INT_MAX_HOPS,
     INT_TIME,
@@ -59,6 +58,7 @@ from wormhole_lab.engine.layout import (
     PT_WAKE_AT,
 )
 from wormhole_lab.engine.port import busy
+from wormhole_lab.engine.wheel import discard, relink, rows
 
 NEVER = 2**62  # a transmitter busy until then never frees
 
@@ -88,20 +88,19 @@ def _belongs(pk, pt, fl, kind, a, part):
 
 
 @kernel
-def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
+def offset_partition(g, events, pk, pt, fl, active, part, dt, adv, port_bytes):
     """Shift partition ``part`` by ``dt`` ps; flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
 
     A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back)."""
-    n = g[G_HEAP_SIZE]
     now = g[G_NOW]
-    for i in range(n):
-        kind = heap[i, H_KIND]
-        a = heap[i, H_A]
+    for r in rows(events):
+        kind = events[r, E_KIND]
+        a = events[r, E_A]
         if _belongs(pk, pt, fl, kind, a, part):
-            heap[i, H_TIME] += dt
+            events[r, E_TIME] += dt
             if kind == EV_ARRIVE:
                 _shift_packet(pk, a, dt, adv[pk[a, PK_FLOW]])
-    heapify(heap, n)
+    relink(g, events)
     for p in range(pt.shape[0]):
         if pt[p, PT_PART] != part:
             continue
@@ -112,7 +111,7 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
                 k = pk[k, PK_NEXT]
         if pt[p, PT_WAKE_AT] >= 0:
             pt[p, PT_WAKE_AT] += dt
-        if busy(g, pt, p, now):  # its TX_DONE moves with the partition, on the heap or not
+        if busy(g, pt, p, now):  # its TX_DONE moves with the partition, in the queue or not
             pt[p, PT_FREE_AT] += dt
         pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
         pt[p, PT_SKIP_CURRENT] = pt[p, PT_SKIP_CURRENT] + port_bytes[p] if dt < 0 else port_bytes[p]
@@ -135,19 +134,15 @@ def offset_partition(g, heap, pk, pt, fl, active, part, dt, adv, port_bytes):
 
 
 @kernel
-def isolate_partition(g, heap, pk, pt, fl, part):
+def isolate_partition(g, events, pk, pt, fl, part):
     """Drop every pending event that is not partition ``part``'s own (other partitions, flow starts, samples):
     what is left runs the partition alone, on a copy of the state that the audit replays."""
-    kept = 0
-    for i in range(g[G_HEAP_SIZE]):
-        if _belongs(pk, pt, fl, heap[i, H_KIND], heap[i, H_A], part):
-            for c in range(heap.shape[1]):
-                heap[kept, c] = heap[i, c]
-            kept += 1
-    g[G_HEAP_SIZE] = kept
-    heapify(heap, kept)
+    for r in rows(events):
+        if events[r, E_KIND] != EV_NONE and not _belongs(pk, pt, fl, events[r, E_KIND], events[r, E_A], part):
+            discard(g, events, r)
+    relink(g, events)
     for p in range(pt.shape[0]):
         if pt[p, PT_PART] != part and busy(g, pt, p, g[G_NOW]):
-            # its TX_DONE was dropped with the other events (on the heap or not): it stays busy
+            # its TX_DONE was dropped with the other events (in the queue or not): it stays busy
             pt[p, PT_FREE_AT] = NEVER
             pt[p, PT_TX_DONE_QUEUED] = 1

@@ -2,14 +2,13 @@
 
 A transmitter is busy until its TX_DONE has run in event order. At a switch port whose queues are empty
 then, that event would do nothing (nothing to dequeue, no draw, no event), so with CI_MERGE_TX_DONE it is
-only put on the heap when a frame is queued behind the one on the wire (when it starts, or later, under the
+only put in the event queue when a frame is queued behind the one on the wire (when it starts, or later, under the
 sequence number reserved when it started): the events that do something, and their order, are the same as
-with every TX_DONE on the heap. Host NICs always get theirs (their round robin and pacing wake-ups run at
+with every TX_DONE queued. Host NICs always get theirs (their round robin and pacing wake-ups run at
 every TX_DONE).
 """
 
 from wormhole_lab.engine import nic, switch
-from wormhole_lab.engine.heap import insert, push
 from wormhole_lab.engine.jit import inlined_kernel, kernel
 from wormhole_lab.engine.layout import (
     CI_ACK_HIGH_PRIO,
@@ -42,6 +41,7 @@ from wormhole_lab.engine.layout import (
 )
 from wormhole_lab.engine.packets import fifo_pop
 from wormhole_lab.engine.timing import serialisation_ps
+from wormhole_lab.engine.wheel import insert, push
 
 
 @kernel
@@ -55,7 +55,7 @@ def _paused_violation(pk, pt, ci, port, k):
 
 
 @kernel
-def transmit(g, heap, pk, pt, ci, port, k, now):
+def transmit(g, events, pk, pt, ci, port, k, now):
     """Store-and-forward: the transmitter is free after serialisation, the far end has it after the delay too."""
     if ci[CI_CHECK] and g[G_VIOLATION] == 0 and _paused_violation(pk, pt, ci, port, k):
         g[G_VIOLATION] = VIOLATION_PAUSED_TRANSMIT
@@ -70,13 +70,13 @@ def transmit(g, heap, pk, pt, ci, port, k, now):
     pk[k, PK_PORT] = port
     queued = pt[port, PT_CTRL_HEAD] >= 0 or pt[port, PT_DATA_HEAD] >= 0
     if queued or not (ci[CI_MERGE_TX_DONE] and pt[port, PT_IS_SWITCH]):
-        _queue_tx_done(g, heap, pt, port)
-    push(g, heap, done + pt[port, PT_DELAY], EV_ARRIVE, k, 0)
+        _queue_tx_done(g, events, pt, port)
+    push(g, events, done + pt[port, PT_DELAY], EV_ARRIVE, k, 0)
 
 
 @kernel
-def _queue_tx_done(g, heap, pt, port):
-    insert(g, heap, pt[port, PT_FREE_AT], pt[port, PT_FREE_SEQ], EV_TX_DONE, port, 0)
+def _queue_tx_done(g, events, pt, port):
+    insert(g, events, pt[port, PT_FREE_AT], pt[port, PT_FREE_SEQ], EV_TX_DONE, port, 0)
     pt[port, PT_TX_DONE_QUEUED] = 1
 
 
@@ -88,36 +88,36 @@ def busy(g, pt, port, now):
 
 
 @kernel
-def _wait(g, heap, pt, port, now):
-    """False when the transmitter is free; else a frame waits for it: make sure its TX_DONE is on the heap."""
+def _wait(g, events, pt, port, now):
+    """False when the transmitter is free; else a frame waits for it: make sure its TX_DONE is in the event queue."""
     if not busy(g, pt, port, now):
         return False
     if not pt[port, PT_TX_DONE_QUEUED]:
-        _queue_tx_done(g, heap, pt, port)
+        _queue_tx_done(g, events, pt, port)
     return True
 
 
 @kernel
-def kick_control(g, heap, pk, pt, ci, port, now):
+def kick_control(g, events, pk, pt, ci, port, now):
     """Send a just-queued PFC frame if the port is idle (control frames go first anyway)."""
-    if not _wait(g, heap, pt, port, now):
+    if not _wait(g, events, pt, port, now):
         k = fifo_pop(pt, pk, port, PT_CTRL_HEAD)
         if k >= 0:
-            transmit(g, heap, pk, pt, ci, port, k, now)
+            transmit(g, events, pk, pt, ci, port, k, now)
 
 
 @inlined_kernel
-def dequeue_and_transmit(g, heap, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now):
-    if _wait(g, heap, pt, port, now):
+def dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now):
+    if _wait(g, events, pt, port, now):
         return
     if pt[port, PT_IS_SWITCH]:
         k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, ci, rng, port, now)
         # the reference starts the resume frame inside the dequeue notification, before the packet itself
         if resume_port >= 0:
-            kick_control(g, heap, pk, pt, ci, resume_port, now)
+            kick_control(g, events, pk, pt, ci, resume_port, now)
         if k >= 0:
-            transmit(g, heap, pk, pt, ci, port, k, now)
+            transmit(g, events, pk, pt, ci, port, k, now)
     else:
-        k = nic.select_packet(g, heap, pk, pt, fl, port_qps, ci, port, now)
+        k = nic.select_packet(g, events, pk, pt, fl, port_qps, ci, port, now)
         if k >= 0:
-            transmit(g, heap, pk, pt, ci, port, k, now)
+            transmit(g, events, pk, pt, ci, port, k, now)

@@ -1,7 +1,6 @@
 """Queue-pair (flow) life cycle at the sender: start, acknowledgement, completion, go-back-N."""
 
 from wormhole_lab.engine.cca import dispatch
-from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_RTO,
@@ -37,10 +36,11 @@ from wormhole_lab.engine.layout import (
     PT_QP_COUNT,
     PT_RATE,
 )
+from wormhole_lab.engine.wheel import push
 
 
 @kernel
-def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, active, f, now):
+def start(g, events, pt, fl, ff, port_qps, path_ports, ci, active, f, now):
     """The QP joins its NIC's round robin at line rate and the active list; returns the NIC port to kick."""
     port = path_ports[fl[f, FL_PATH_BEGIN]]
     fl[f, FL_ACTIVE_POS] = g[G_N_ACTIVE]
@@ -56,7 +56,7 @@ def start(g, heap, pt, fl, ff, port_qps, path_ports, ci, active, f, now):
     port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
     pt[port, PT_QP_COUNT] += 1
     if ci[CI_RTO] > 0:
-        push(g, heap, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+        push(g, events, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
     return port
 
 
@@ -76,7 +76,7 @@ def acknowledge(fl, f, seq, now):
 
 
 @kernel
-def complete(g, heap, fl, active, child_offset, children, f, now):
+def complete(g, events, fl, active, child_offset, children, f, now):
     """Record the completion order, leave the active list and start the flows that were waiting only for
     this one (after their gap)."""
     fl[f, FL_DONE_ORDER] = g[G_DONE_COUNT]
@@ -91,7 +91,7 @@ def complete(g, heap, fl, active, child_offset, children, f, now):
         fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])
         fl[c, FL_DEPS_LEFT] -= 1
         if fl[c, FL_DEPS_LEFT] == 0:
-            push(g, heap, max(fl[c, FL_READY_AT], fl[c, FL_START]), EV_FLOW_START, c, 0)
+            push(g, events, max(fl[c, FL_READY_AT], fl[c, FL_START]), EV_FLOW_START, c, 0)
 
 
 @kernel
@@ -102,7 +102,7 @@ def go_back(fl, f):
 
 
 @kernel
-def on_rto(g, heap, fl, ci, f, now):
+def on_rto(g, events, fl, ci, f, now):
     """Timeout check (not in the reference, which stalls when a flow's last packets are dropped).
 
     Returns True when the QP went back and its NIC should be kicked."""
@@ -113,5 +113,5 @@ def on_rto(g, heap, fl, ci, f, now):
         fl[f, FL_LAST_PROGRESS] = now
         fired = True
     # checked once per RTO period, so a stall is detected between one and two periods after the last progress
-    push(g, heap, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+    push(g, events, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
     return fired

@@ -9,7 +9,6 @@ that began after its last change. ``FF_GOODPUT`` is the goodput over the newer h
 rate at which a skip credits bytes.
 """
 
-from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CF_THETA,
@@ -35,6 +34,7 @@ from wormhole_lab.engine.layout import (
     PA_UNSTEADY,
 )
 from wormhole_lab.engine.sampling import next_sample_time
+from wormhole_lab.engine.wheel import push
 
 
 @kernel
@@ -84,16 +84,16 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
 
 
 @kernel
-def steady_sample(g, heap, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
+def steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
     """Sample every active flow of a partition that is not being skipped; then ``mark_candidates``."""
     for i in range(g[G_N_ACTIVE]):
         f = active[i]
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
             _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f)
-    nxt = next_sample_time(g, heap, now, ci[CI_STEADY_INTERVAL])
+    nxt = next_sample_time(g, events, now, ci[CI_STEADY_INTERVAL])
     if nxt >= 0:
-        push(g, heap, nxt, EV_STEADY_SAMPLE, 0, 0)
+        push(g, events, nxt, EV_STEADY_SAMPLE, 0, 0)
     return mark_candidates(g, fl, ci, parts, active, now)
 
 

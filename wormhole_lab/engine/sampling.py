@@ -2,13 +2,15 @@
 
 import numpy as np
 
-from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CI_SAMPLE_END,
     CI_SAMPLE_IDLE,
     CI_SAMPLE_INTERVAL,
     CI_VAR_WIN,
+    E_KIND,
+    E_TIME,
+    EV_NONE,
     EV_SAMPLE,
     EV_STEADY_SAMPLE,
     FF_ALPHA,
@@ -26,12 +28,9 @@ from wormhole_lab.engine.layout import (
     FS_ACTIVE,
     G_DONE_COUNT,
     G_FINAL_SAMPLED,
-    G_HEAP_SIZE,
     G_N_ACTIVE,
     G_PKTS_IN_USE,
     G_TEL_ROW,
-    H_KIND,
-    H_TIME,
     PA_SKIP_END,
     PA_SKIP_START,
     PT_DATA_BYTES,
@@ -57,6 +56,7 @@ from wormhole_lab.engine.layout import (
     TP_QUEUE,
     TP_TX_BYTES,
 )
+from wormhole_lab.engine.wheel import push, rows
 
 
 @kernel
@@ -69,7 +69,7 @@ def _skip_progress(parts, part, now):
 
 
 @kernel
-def next_sample_time(g, heap, now, interval):
+def next_sample_time(g, events, now, interval):
     """When a periodic sampler next needs to run: one ``interval`` on, or, while the network is idle (no flow
     active, no packet anywhere), the first point of its grid at or after the next other event, so idle time
     costs no samples; -1 when no other event is left (nothing can change any more)."""
@@ -77,10 +77,12 @@ def next_sample_time(g, heap, now, interval):
     if g[G_N_ACTIVE] > 0 or g[G_PKTS_IN_USE] > 0:
         return nxt
     first = -1
-    for i in range(g[G_HEAP_SIZE]):
-        kind = heap[i, H_KIND]
-        if kind != EV_SAMPLE and kind != EV_STEADY_SAMPLE and (first < 0 or heap[i, H_TIME] < first):
-            first = heap[i, H_TIME]
+    for r in rows(events):
+        kind = events[r, E_KIND]
+        if kind == EV_NONE or kind == EV_SAMPLE or kind == EV_STEADY_SAMPLE:
+            continue
+        if first < 0 or events[r, E_TIME] < first:
+            first = events[r, E_TIME]
     if first < 0:
         return -1
     if first <= nxt:
@@ -89,7 +91,7 @@ def next_sample_time(g, heap, now, interval):
 
 
 @kernel
-def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now):
+def sample(g, events, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now):
     """Record the selected ports and flows, then schedule the next sample (or stop after the last flow)."""
     row = g[G_TEL_ROW]
     tel_time[row] = now
@@ -129,10 +131,10 @@ def sample(g, heap, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel
         g[G_FINAL_SAMPLED] = 1
         return
     if ci[CI_SAMPLE_IDLE]:
-        push(g, heap, now + ci[CI_SAMPLE_INTERVAL], EV_SAMPLE, 0, 0)
+        push(g, events, now + ci[CI_SAMPLE_INTERVAL], EV_SAMPLE, 0, 0)
         return
-    nxt = next_sample_time(g, heap, now, ci[CI_SAMPLE_INTERVAL])
+    nxt = next_sample_time(g, events, now, ci[CI_SAMPLE_INTERVAL])
     if nxt < 0:
         g[G_FINAL_SAMPLED] = 1
     else:
-        push(g, heap, nxt, EV_SAMPLE, 0, 0)
+        push(g, events, nxt, EV_SAMPLE, 0, 0)

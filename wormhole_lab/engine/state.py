@@ -9,8 +9,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import wheel
 from wormhole_lab.engine.config import INT_LINE_RATES, EngineConfig
-from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.rng import new_state
 from wormhole_lab.engine.rng_ns3 import ns3_state, setup_streams
 from wormhole_lab.errors import InputError
@@ -33,7 +33,7 @@ MAX_EVENTS = 1 << 26
 
 
 class ResourceLimitError(RuntimeError):
-    """A bounded buffer (packet pool, event heap) would exceed its hard limit."""
+    """A bounded buffer (packet pool, event queue) would exceed its hard limit."""
 
 
 @dataclass
@@ -41,7 +41,7 @@ class EngineState:
     """All arrays of one run; ``arrays()`` is the argument list of the kernels."""
 
     g: np.ndarray
-    heap: np.ndarray
+    events: np.ndarray  # the event queue (wheel.py)
     pk: np.ndarray
     pt: np.ndarray
     ptf: np.ndarray
@@ -99,11 +99,11 @@ class EngineState:
         self.ci[L.CI_SAMPLE_END] = L.SAMPLE_NO_END if end_ps is None else end_ps
         self.ci[L.CI_SAMPLE_IDLE] = idle_samples
         first = start_ps if idle_samples else self._first_grid_point(start_ps, interval_ps)
-        push(self.g, self.heap, first, L.EV_SAMPLE, 0, 0)
+        wheel.push(self.g, self.events, first, L.EV_SAMPLE, 0, 0)
 
     def _first_grid_point(self, origin: int, interval: int) -> int:
         """The first time ``origin + k * interval`` (k >= 0) at or after the earliest scheduled event."""
-        pending = self.heap[: self.g[L.G_HEAP_SIZE], L.H_TIME]
+        pending = wheel.pending(self.events)[:, L.E_TIME]
         first = int(pending.min()) if len(pending) else origin
         return origin + max(0, -(-(first - origin) // interval)) * interval
 
@@ -122,7 +122,7 @@ class EngineState:
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps
         self.ci[L.CI_STEADY_WINDOW] = window
         self.cf[L.CF_THETA] = theta
-        push(self.g, self.heap, self._first_grid_point(0, interval_ps), L.EV_STEADY_SAMPLE, 0, 0)
+        wheel.push(self.g, self.events, self._first_grid_point(0, interval_ps), L.EV_STEADY_SAMPLE, 0, 0)
 
     def take_chunk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Copies of the filled telemetry rows; the chunk buffer is then reused."""
@@ -171,11 +171,11 @@ class EngineState:
                 )
             self.pk = np.concatenate([self.pk, np.zeros_like(self.pk)])
             _link_free(self.pk, old, 2 * old, self.g)
-        if self.g[L.G_HEAP_SIZE] + L.HEADROOM_PER_EVENT > self.heap.shape[0]:
-            if 2 * self.heap.shape[0] > MAX_EVENTS:
+        if wheel.free_rows(self.g, self.events) < L.HEADROOM_PER_EVENT:
+            if 2 * self.events.shape[0] > MAX_EVENTS:
                 raise ResourceLimitError(f"more than {MAX_EVENTS} pending events at t={self.now_ps} ps")
-            self._check_cap(self.heap.nbytes, "event heap")
-            self.heap = np.concatenate([self.heap, np.zeros_like(self.heap)])
+            self._check_cap(self.events.nbytes, "event queue")
+            self.events = wheel.grown(self.g, self.events)
         if self.g[L.G_PFC_COUNT] + L.HEADROOM_PER_EVENT > self.pfc_log.shape[0]:
             self.pfc_log = np.concatenate([self.pfc_log, np.zeros_like(self.pfc_log)])
 
@@ -239,9 +239,10 @@ def _float_config(cfg: EngineConfig) -> np.ndarray:
 
 
 def estimate_bytes(n_flows: int, n_ports: int, n_nodes: int, path_entries: int) -> int:
-    """Memory the engine's tables need before the run (packet pool and heap start small and grow)."""
+    """Memory the engine's tables need before the run (packet pool and event queue start small and grow)."""
     rows = n_flows * (L.FL_N + L.FF_N + 6) + n_ports * (L.PT_N + L.PTF_N) + n_nodes * L.ND_N
-    return 8 * (rows + path_entries + (n_flows + INITIAL_SPARE_EVENTS) * L.H_N + INITIAL_PACKETS * L.PK_N)
+    event_rows = wheel.TABLE_ROWS + n_flows + INITIAL_SPARE_EVENTS
+    return 8 * (rows + path_entries + event_rows * L.E_N + INITIAL_PACKETS * L.PK_N)
 
 
 def build_state(
@@ -250,7 +251,7 @@ def build_state(
 ) -> EngineState:  # fmt: skip
     """Arrays for a run. ``paths`` gives per-flow egress ports (CSR); ``window_bytes`` per flow (0: none);
     ``base_rtt_ns`` per flow is HPCC's EWMA horizon (maxRtt with GLOBAL_T). ``merge_tx_done=False`` puts every
-    switch port's TX_DONE on the heap (the same results, more events: see port.py)."""
+    switch port's TX_DONE in the event queue (the same results, more events: see port.py)."""
     n_ports, n_flows = topo.n_ports, len(flows)
     need = estimate_bytes(n_flows, n_ports, topo.n_nodes, len(paths.data_ports) + len(paths.ack_ports))
     if cfg.memory_cap_bytes and need > cfg.memory_cap_bytes:
@@ -345,28 +346,20 @@ def build_state(
     children = owner[by_parent].astype(np.int64)
     child_offset = np.concatenate([[0], np.cumsum(np.bincount(flows.dep_ids, minlength=n_flows))]).astype(np.int64)
 
-    # flows without dependencies start at their start time, in (time, file order) as the reference schedules
-    # them; a sorted array is a valid heap
+    g = np.zeros(L.G_N, dtype=np.int64)
+    g[L.G_FREE_HEAD] = -1
+    # flows without dependencies start at their start time, in (time, file order) as the reference schedules them
     free_flows = np.flatnonzero(n_deps == 0)
     order = free_flows[np.lexsort((free_flows, flows.start_ps[free_flows]))]
-    n_ready = len(order)
-    heap = np.zeros((n_ready + INITIAL_SPARE_EVENTS, L.H_N), dtype=np.int64)
-    heap[:n_ready, L.H_TIME] = flows.start_ps[order]
-    heap[:n_ready, L.H_SEQ] = np.arange(n_ready)
-    heap[:n_ready, L.H_KIND] = L.EV_FLOW_START
-    heap[:n_ready, L.H_A] = order
-
-    g = np.zeros(L.G_N, dtype=np.int64)
-    g[L.G_HEAP_SIZE] = n_ready
-    g[L.G_SEQ] = n_ready
-    g[L.G_FREE_HEAD] = -1
+    events = wheel.new_events(g, len(order) + INITIAL_SPARE_EVENTS)
+    wheel.push_each(g, events, flows.start_ps[order].astype(np.int64), L.EV_FLOW_START, order.astype(np.int64))
     g[L.G_FLOW_EVENT] = -1
     pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
     _link_free(pk, 0, pk.shape[0], g)
 
     return EngineState(
         g=g,
-        heap=heap,
+        events=events,
         pk=pk,
         pt=pt,
         ptf=ptf,

@@ -2,7 +2,7 @@
 
 Numba's on-disk cache does not notice when a called function in another module changes (numba/numba#1833).
 The engine keys its cache folder by a hash of the engine's sources (``engine.jit``); the loop here calls the
-max-min kernel of a sibling module and the engine's heap, so its cache lives in a subfolder of the engine's,
+max-min kernel of a sibling module and the engine's event queue, so its cache lives in a subfolder of the engine's,
 keyed by this package's sources: an edit to either gives a clean compile.
 """
 

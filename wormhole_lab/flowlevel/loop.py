@@ -11,8 +11,11 @@ starts exactly as it would in packet mode: at the last one's completion plus its
 import math
 
 from wormhole_lab.engine import qp
-from wormhole_lab.engine.heap import pop, push
 from wormhole_lab.engine.layout import (
+    E_A,
+    E_B,
+    E_KIND,
+    E_TIME,
     EV_FLOW_START,
     FL_ACTIVE_POS,
     FL_FINISH,
@@ -22,18 +25,14 @@ from wormhole_lab.engine.layout import (
     FS_DONE,
     G_DONE_COUNT,
     G_EVENTS,
-    G_HEAP_SIZE,
     G_N_ACTIVE,
     G_NOW,
-    H_A,
-    H_B,
-    H_KIND,
-    H_TIME,
     STOP_ALL_DONE,
     STOP_GROW,
     STOP_IDLE,
     STOP_TIME,
 )
+from wormhole_lab.engine.wheel import first, free_rows, push, take
 from wormhole_lab.flowlevel.jit import flow_kernel
 from wormhole_lab.flowlevel.maxmin import waterfill
 
@@ -48,7 +47,7 @@ S_LARGEST = 3  # most flows in one recomputed set
 S_LEVELS = 4  # filling levels, summed over runs
 S_N = 5
 
-HEAP_ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
+ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
 
 
 @flow_kernel
@@ -86,12 +85,12 @@ def _mark(p, epoch, port_mark, ports, n_ports):
 
 @flow_kernel
 def run_until(
-    g, heap, fl, active, child_offset, children, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos,
+    g, events, fl, active, child_offset, children, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos,
     cap, wire, latency, rate, remaining, updated_at, version, flow_mark, port_mark, frozen, comp_flows, comp_ports,
     fresh, res, cnt, share, stats, incremental, t_stop,
 ):  # fmt: skip
     """Process instants with time <= t_stop. Returns STOP_ALL_DONE, STOP_IDLE (no event left, flows
-    unfinished), STOP_TIME or STOP_GROW (the heap needs room: grow it and call again).
+    unfinished), STOP_TIME or STOP_GROW (the event queue needs room: grow it and call again).
 
     ``incremental`` False recomputes every active flow at every instant instead of the touched components
     (the reference the incremental path is tested against)."""
@@ -100,21 +99,25 @@ def run_until(
     while True:
         if g[G_DONE_COUNT] == n:
             return STOP_ALL_DONE
-        if g[G_HEAP_SIZE] == 0:
+        r = first(g, events)
+        if r < 0:
             return STOP_IDLE
-        if heap[0, H_TIME] > t_stop:
+        if events[r, E_TIME] > t_stop:
             g[G_NOW] = t_stop
             return STOP_TIME
-        if g[G_HEAP_SIZE] + HEAP_ROOM_PER_FLOW * n > heap.shape[0]:
+        if free_rows(g, events) < ROOM_PER_FLOW * n:
             return STOP_GROW
-        now = heap[0, H_TIME]
+        now = events[r, E_TIME]
         g[G_NOW] = now
         stats[S_EPOCH] += 1
         epoch = stats[S_EPOCH]
         n_ports = 0
-        while g[G_HEAP_SIZE] > 0 and heap[0, H_TIME] == now:
-            kind, f, b = heap[0, H_KIND], heap[0, H_A], heap[0, H_B]
-            pop(g, heap)
+        while True:
+            r = first(g, events)
+            if r < 0 or events[r, E_TIME] != now:
+                break
+            kind, f, b = events[r, E_KIND], events[r, E_A], events[r, E_B]
+            take(g, events, r)
             if kind == EV_DRAIN and b != version[f]:
                 continue
             g[G_EVENTS] += 1
@@ -133,11 +136,11 @@ def run_until(
                 remaining[f] = 0.0
                 rate[f] = 0.0
                 version[f] += 1
-                push(g, heap, now + latency[f], EV_COMPLETE, f, 0)
+                push(g, events, now + latency[f], EV_COMPLETE, f, 0)
             else:
                 fl[f, FL_STATE] = FS_DONE
                 fl[f, FL_FINISH] = now
-                qp.complete(g, heap, fl, active, child_offset, children, f, now)
+                qp.complete(g, events, fl, active, child_offset, children, f, now)
                 continue  # a completion frees no capacity: the drain did
             for e in range(flow_off[f], flow_off[f + 1]):
                 n_ports = _mark(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
@@ -175,4 +178,4 @@ def run_until(
             updated_at[f] = now
             rate[f] = share[f]
             version[f] += 1
-            push(g, heap, now + math.ceil(remaining[f] / rate[f]), EV_DRAIN, f, version[f])
+            push(g, events, now + math.ceil(remaining[f] / rate[f]), EV_DRAIN, f, version[f])

@@ -1,5 +1,5 @@
 """Flow-level mode's Python side: check the engine's prepared arrays, build the loop's tables, run the loop
-(growing its heap when asked), and leave the results in the engine's flow table, where ``results`` reads them.
+(growing its event queue when asked), and leave the results in the engine's flow table, where ``results`` reads them.
 """
 
 import time
@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import wheel
 from wormhole_lab.engine.runner import STOP_NAMES
 from wormhole_lab.engine.state import EngineState
 from wormhole_lab.engine.warmup import tiny_state
@@ -52,9 +53,9 @@ def check_state(state: EngineState) -> None:
         fail("EngineState.children", "dependants outside the flow table, or not matching FL_DEPS_LEFT")
     if state.g[L.G_EVENTS] or state.g[L.G_DONE_COUNT] or state.g[L.G_N_ACTIVE]:
         fail("EngineState.g", "the state has run already")
-    pending = state.heap[: state.g[L.G_HEAP_SIZE]]
-    if np.any(pending[:, L.H_KIND] != L.EV_FLOW_START) or np.any((pending[:, L.H_A] < 0) | (pending[:, L.H_A] >= n)):
-        fail("EngineState.heap", "flow mode starts from a fresh state whose only events are flow starts")
+    pending = wheel.pending(state.events)
+    if np.any(pending[:, L.E_KIND] != L.EV_FLOW_START) or np.any((pending[:, L.E_A] < 0) | (pending[:, L.E_A] >= n)):
+        fail("EngineState.events", "flow mode starts from a fresh state whose only events are flow starts")
 
 
 class FlowLevel:
@@ -97,7 +98,7 @@ class FlowLevel:
         s = self.state
         while True:
             reason = loop.run_until(
-                s.g, s.heap, s.fl, s.active, s.child_offset, s.children, self.flow_off, self.flow_ports,
+                s.g, s.events, s.fl, s.active, s.child_offset, s.children, self.flow_off, self.flow_ports,
                 self.port_off, self.port_flows, self.port_cnt, self.entry_pos, self.cap, self.wire, self.latency,
                 self.rate, self.remaining, self.updated_at, self.version, self.flow_mark, self.port_mark,
                 self.frozen, self.comp_flows, self.comp_ports, self.fresh, self.res, self.cnt, self.share,
@@ -105,7 +106,7 @@ class FlowLevel:
             )  # fmt: skip
             if reason != L.STOP_GROW:
                 return STOP_NAMES[reason]
-            s.heap = np.concatenate([s.heap, np.zeros_like(s.heap)])
+            s.events = wheel.grown(s.g, s.events)
 
     def finish(self) -> None:
         """Bytes delivered per flow (``FL_RCV_NXT``): all of a completed or drained flow, the share of its wire

@@ -146,7 +146,7 @@ class Auditor:
     def _replay(self, sampled: _Sampled) -> None:
         kind, part, start, end, credited = sampled.args
         copy, sampled.copy = sampled.copy, None
-        isolate_partition(copy.g, copy.heap, copy.pk, copy.pt, copy.fl, part)
+        isolate_partition(copy.g, copy.events, copy.pk, copy.pt, copy.fl, part)
         fl = copy.fl
         before = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in credited}
         while (stop := advance(copy, end)) not in ("time", "idle", "all_done"):

@@ -239,7 +239,7 @@ class FastForward:
             fl[f, list(STATE_INT)] = state_int
             ff[f, list(STATE_FLOAT)] = state_float
             if restarts_timers and int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
-                resume_timers(self.state.g, self.state.heap, fl, self.state.ci, f, now + t_conv)
+                resume_timers(self.state.g, self.state.events, fl, self.state.ci, f, now + t_conv)
         goodput = {f: ff[f, L.FF_GOODPUT] for f in flows}
         sent = {f: fl[f, L.FL_SND_NXT] + adv[f] for f in flows}
         dt = self._span(part, goodput, sent, ports, now + t_conv, horizon)
@@ -267,7 +267,7 @@ class FastForward:
 
     def _offset(self, part: int, dt: int, adv: np.ndarray, port_bytes: np.ndarray) -> None:
         s = self.state
-        offset_partition(s.g, s.heap, s.pk, s.pt, s.fl, s.active, part, dt, adv, port_bytes)
+        offset_partition(s.g, s.events, s.pk, s.pt, s.fl, s.active, part, dt, adv, port_bytes)
         # the steady-test window lives in the partition's own (shifted) timeline: its sequence numbers move too
         s.seq_ring[adv != 0] += adv[adv != 0, None, None]
 

@@ -3,8 +3,8 @@
 import numpy as np
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import wheel
 from wormhole_lab.engine.cca import dcqcn
-from wormhole_lab.engine.heap import pop_into
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import _float_config, _int_config
 
@@ -26,25 +26,25 @@ def drive(cnp_times, until, clamp=False):
     fl[0, L.FL_RATE] = fl[0, L.FL_MAX_RATE] = LINE
     dcqcn.init(fl, ff, 0)
     g = np.zeros(L.G_N, dtype=np.int64)
-    heap = np.zeros((4096, L.H_N), dtype=np.int64)  # stale increase timers pile up: room for them
-    ev = np.empty(L.H_N, dtype=np.int64)
+    events = wheel.new_events(g, 4096)  # stale increase timers pile up: room for them
     ack = np.zeros((1, L.PK_N), dtype=np.int64)
     ack[0, L.PK_ECN] = 1  # an ACK carrying the CNP flag
     cnps = list(cnp_times)
     log = []
     while True:
-        t_timer = heap[0, L.H_TIME] if g[L.G_HEAP_SIZE] else None
+        r = wheel.first(g, events)
+        t_timer = events[r, L.E_TIME] if r >= 0 else None
         if cnps and (t_timer is None or cnps[0] < t_timer):
             now = cnps.pop(0)
-            dcqcn.on_ack(g, heap, ack, None, fl, ff, ci, cf, 0, 0, now)
+            dcqcn.on_ack(g, events, ack, None, fl, ff, ci, cf, 0, 0, now)
         else:
             if t_timer is None or t_timer > until:
                 return log
-            pop_into(g, heap, ev)
-            now, kind = ev[L.H_TIME], ev[L.H_KIND]
+            now, kind, b = events[r, L.E_TIME], events[r, L.E_KIND], events[r, L.E_B]
+            wheel.take(g, events, r)
             generation = fl[0, L.FL_RP_GEN] if kind == L.EV_DCQCN_INCREASE else fl[0, L.FL_TIMER_GEN]
-            if ev[L.H_B] == generation:
-                dcqcn.on_timer(g, heap, fl, ff, ci, cf, 0, kind, now)
+            if b == generation:
+                dcqcn.on_timer(g, events, fl, ff, ci, cf, 0, kind, now)
         entry = (int(now), int(fl[0, L.FL_RATE]), int(fl[0, L.FL_TARGET]))
         if not log or entry[1:] != log[-1][1:]:
             log.append(entry)

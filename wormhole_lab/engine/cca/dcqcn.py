@@ -6,7 +6,6 @@ timer and the decrease-check timer (1 ns later, so a decrease sees that period's
 
 import numpy as np
 
-from wormhole_lab.engine.heap import push
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CF_G,
@@ -34,6 +33,7 @@ from wormhole_lab.engine.layout import (
     FL_TIMER_GEN,
     PK_ECN,
 )
+from wormhole_lab.engine.wheel import push
 
 
 @kernel
@@ -47,7 +47,7 @@ def init(fl, ff, f):
 
 
 @kernel
-def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
     if not pk[k, PK_ECN]:  # the CNP is the ECN echo on the ACK
         return
     fl[f, FL_ALPHA_CNP] = 1
@@ -55,8 +55,8 @@ def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
     if fl[f, FL_FIRST_CNP]:
         ff[f, FF_ALPHA] = 1.0
         fl[f, FL_ALPHA_CNP] = 0
-        push(g, heap, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
-        push(g, heap, now + ci[CI_DECREASE_INTERVAL] + 1000, EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
+        push(g, events, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
+        push(g, events, now + ci[CI_DECREASE_INTERVAL] + 1000, EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
         rate = np.int64(cf[CF_RATE_FIRST_CNP] * fl[f, FL_RATE])
         fl[f, FL_RATE] = rate
         fl[f, FL_TARGET] = rate
@@ -64,7 +64,7 @@ def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
 
 
 @kernel
-def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
+def on_timer(g, events, fl, ff, ci, cf, f, kind, now):
     """One of the three timers fired (stale generations were filtered by the caller)."""
     if kind == EV_DCQCN_ALPHA:
         g_ = cf[CF_G]
@@ -73,9 +73,9 @@ def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
             alpha += g_
         ff[f, FF_ALPHA] = alpha
         fl[f, FL_ALPHA_CNP] = 0
-        push(g, heap, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
+        push(g, events, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
     elif kind == EV_DCQCN_DECREASE:
-        push(g, heap, now + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
+        push(g, events, now + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
         if fl[f, FL_DEC_CNP]:
             # without CLAMP_TARGET_RATE the target only follows the rate after an increase event
             if ci[CI_CLAMP] or fl[f, FL_STAGE] != 0:
@@ -85,9 +85,9 @@ def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
             fl[f, FL_STAGE] = 0
             fl[f, FL_DEC_CNP] = 0
             fl[f, FL_RP_GEN] += 1
-            push(g, heap, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
+            push(g, events, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
     else:
-        push(g, heap, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
+        push(g, events, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
         stage = fl[f, FL_STAGE]
         if stage == ci[CI_FAST_RECOVERY]:
             fl[f, FL_TARGET] = min(fl[f, FL_TARGET] + ci[CI_RATE_AI], fl[f, FL_MAX_RATE])
@@ -98,9 +98,9 @@ def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
 
 
 @kernel
-def resume_timers(g, heap, fl, ci, f, t):
+def resume_timers(g, events, fl, ci, f, t):
     """Start the alpha, decrease-check and increase timers at ``t`` for a flow whose DCQCN state was restored
     from a memoized transient (its own first CNP, which would have started them, was skipped)."""
-    push(g, heap, t + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
-    push(g, heap, t + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
-    push(g, heap, t + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
+    push(g, events, t + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
+    push(g, events, t + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
+    push(g, events, t + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])

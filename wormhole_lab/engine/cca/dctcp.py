@@ -36,7 +36,7 @@ def init(fl, ff, f):
 
 
 @kernel
-def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
     ack_seq = pk[k, PK_SEQ]
     cnp = pk[k, PK_ECN]
     mtu = ci[CI_PAYLOAD]

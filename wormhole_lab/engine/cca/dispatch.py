@@ -19,20 +19,20 @@ def init(fl, ff, ci, f):
 
 
 @kernel
-def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
     """ACK (or NACK) ``k`` of flow ``f`` reached its sender."""
     cc = ci[CI_CC]
     if cc == CC_DCQCN:
-        dcqcn.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+        dcqcn.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
     elif cc == CC_HPCC:
-        hpcc.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+        hpcc.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
     elif cc == CC_TIMELY:
-        timely.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+        timely.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
     elif cc == CC_DCTCP:
-        dctcp.on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now)
+        dctcp.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
 
 
 @kernel
-def on_timer(g, heap, fl, ff, ci, cf, f, kind, now):
+def on_timer(g, events, fl, ff, ci, cf, f, kind, now):
     if ci[CI_CC] == CC_DCQCN:
-        dcqcn.on_timer(g, heap, fl, ff, ci, cf, f, kind, now)
+        dcqcn.on_timer(g, events, fl, ff, ci, cf, f, kind, now)

@@ -76,7 +76,7 @@ def _next_rate(fl, ci, cf, f, reference_rate, stage, u):
 
 
 @kernel
-def _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, fast):
+def _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, fast):
     """UpdateRateHp: ``fast`` applies the tentative rate without committing R_c."""
     next_seq = fl[f, FL_SND_NXT]
     nhop = pk[k, PK_INT_NHOP]
@@ -133,7 +133,7 @@ def _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, fast):
                     else:
                         rate_h = fl[f, FL_HOP_RC + h]
                     new_rate = min(new_rate, rate_h)
-            change_rate(g, heap, pt, fl, ci, f, new_rate, now)
+            change_rate(g, events, pt, fl, ci, f, new_rate, now)
             if not fast:
                 fl[f, FL_CUR_RATE] = new_rate
                 fl[f, FL_STAGE] = new_stage
@@ -142,8 +142,8 @@ def _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, fast):
 
 
 @kernel
-def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
     if pk[k, PK_SEQ] > fl[f, FL_LAST_UPDATE_SEQ]:
-        _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, False)
+        _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, False)
     elif ci[CI_FAST_REACT]:
-        _update(g, heap, pk, pt, fl, ff, ci, cf, f, k, now, True)
+        _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, True)

@@ -42,7 +42,7 @@ def init(fl, ff, f):
 
 
 @kernel
-def on_ack(g, heap, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
     if pk[k, PK_SEQ] <= fl[f, FL_LAST_UPDATE_SEQ]:
         return  # the reference's TIMELY has no per-ACK reaction
     rtt = now - pk[k, PK_TS]
