@@ -1,4 +1,4 @@
-"""Switch ports' idle TX_DONEs left off the heap (CI_MERGE_TX_DONE) change nothing a run shows, only its event count."""
+"""Switch ports' idle TX_DONEs not queued (CI_MERGE_TX_DONE) change nothing a run shows, only its event count."""
 
 import functools
 

@@ -73,14 +73,14 @@ def test_deterministic():
         np.testing.assert_array_equal(runs[0][name].values, runs[1][name].values)
 
 
-def test_the_heap_grows_when_many_flows_are_pending():
-    """2000 flows queue on one host link: more pending events than the engine's initial heap holds."""
+def test_the_event_queue_grows_when_many_flows_are_pending():
+    """2000 flows queue on one host link: more pending events than the engine's initial event queue holds."""
     flows = make_flows([0] * 2000, [1] * 2000, [1_000] * 2000, np.arange(2000) * 1_000_000)
     state = prepare(scenario(star(2), flows)).state
-    rows = state.heap.shape[0]
+    rows = state.events.shape[0]
     run = FlowLevel(state)
     assert run.advance(10**15) == "all_done"
-    assert state.heap.shape[0] > rows
+    assert state.events.shape[0] > rows
     assert (state.fl[:, L.FL_STATE] == L.FS_DONE).all()
 
 
