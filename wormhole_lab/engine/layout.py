@@ -43,7 +43,7 @@ E_KIND = 2  # EV_*, EV_NONE on a free row
 E_A = 3  # port, packet or flow, by kind
 E_B = 4  # timer generation, so cancelled timers are recognised and skipped
 E_NEXT = 5  # next event of its bucket (-1: the last); on a free row the next free row
-E_PREV = 6  # previous event of its bucket (-1: the first); wheel.IN_OVERFLOW in the overflow heap
+E_PREV = 6  # previous event of its bucket (-1: the first)
 E_HEAP = 7  # not this row's own field: entry (row - wheel.TABLE_ROWS) of the overflow heap
 E_N = 8  # 64-byte rows
 

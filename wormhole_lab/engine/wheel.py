@@ -12,8 +12,7 @@ Everything lives in one int64 array ``events`` (state.py allocates it, ``grown``
   (-1 when empty). Bucket ``b`` holds the events of times ``[b << BUCKET_SHIFT, (b + 1) << BUCKET_SHIFT)``;
   its cell is ``b mod N_BUCKETS``. The wheel holds the buckets ``G_WHEEL_BASE .. + N_BUCKETS - 1``.
 - rows from ``TABLE_ROWS``: one event each (E_TIME ... E_B), linked into its bucket in (time, seq) order by
-  E_NEXT/E_PREV, or in the overflow heap (E_PREV = IN_OVERFLOW), or free (E_KIND = EV_NONE, chained by
-  E_NEXT from G_EVENT_FREE).
+  E_NEXT/E_PREV, or in the overflow heap, or free (E_KIND = EV_NONE, chained by E_NEXT from G_EVENT_FREE).
 - column E_HEAP of the event rows, read as one more array: the overflow heap, a 4-ary min-heap of row numbers,
   its i-th entry at row ``TABLE_ROWS + i``.
 
@@ -55,7 +54,6 @@ BUCKET_SHIFT = 10  # 1,024 ps: one 1 ns tick of the reference's clock per bucket
 N_BUCKETS = 4096  # the window, ~4.2 us: a link delay plus serialisation, DCQCN's 1 and 4 us timers
 BUCKETS_PER_ROW = E_N // 2
 TABLE_ROWS = N_BUCKETS // BUCKETS_PER_ROW
-IN_OVERFLOW = -2  # E_PREV of an event in the overflow heap
 ARITY = 4
 
 
@@ -98,7 +96,6 @@ def _link(g, events, r, b):
 def _overflow_push(g, events, r):
     i = g[G_OVERFLOW]
     g[G_OVERFLOW] = i + 1
-    events[r, E_PREV] = IN_OVERFLOW
     while i > 0:
         parent = (i - 1) // ARITY
         p = events[TABLE_ROWS + parent, E_HEAP]
