@@ -236,10 +236,12 @@ class Routes:
         if bad.size:
             raise InputError(f"dst[{bad[0]}]", f"node {dst[bad[0]]} is not a host", "pass host node ids as dst")
         out = np.empty((3, src.size), dtype=np.int64)
-        for d in np.unique(dst).tolist():
-            m = dst == d
-            t = self._tree(d)
-            out[0, m], out[1, m], out[2, m] = t.delay_ns[src[m]], t.tx_ns[src[m]], t.bw_bps[src[m]]
+        order = np.argsort(dst, kind="stable")  # pairs grouped by destination: one pass, not one per host
+        dests, bounds = np.unique(dst[order], return_index=True)
+        for d, lo, hi in zip(dests.tolist(), bounds.tolist(), [*bounds[1:].tolist(), order.size], strict=True):
+            rows, t = order[lo:hi], self._tree(d)
+            s = src[rows]
+            out[0, rows], out[1, rows], out[2, rows] = t.delay_ns[s], t.tx_ns[s], t.bw_bps[s]
         return out
 
     def pair_delay_ns(self, src, dst):
