@@ -1,11 +1,13 @@
 """Finding a partition's stored transient: its FCG, the canonical key, the memo DB's entries under that key
 and a labelled isomorphism that maps a stored entry onto the partition's flows.
 
-The partitions of a training job repeat on the same ports (every layer's all-to-all runs on the same
-NICs and switch ports), so each outcome is also kept for the run by the partition's layout: the flows'
-paths and rate levels in a canonical order. A layout seen before needs neither the hash nor
-the isomorphism: the stored mapping carries over position by position (flows with equal paths and rate
-levels are interchangeable). Layouts found in no entry are forgotten whenever an entry is stored.
+The partitions of a training job repeat, on the same ports (every layer's all-to-all runs on the same NICs
+and switch ports) and on others alike (each expert group's all-to-all), so each outcome is also kept for the
+run by the partition's layout: its flows in the order of their paths, each with its rate level, path shape
+and line rate, and its ports renumbered in order of first use. A layout seen before needs neither the FCG,
+the hash nor the isomorphism: two partitions of one layout have the same FCG, flow for flow in that order (the
+renumbering is a one-to-one map of their ports, so every flow pair shares as many), and the stored mapping
+carries over position by position. Layouts found in no entry are forgotten whenever an entry is stored.
 """
 
 import numpy as np
@@ -35,7 +37,17 @@ class PatternLookup:
         found is (stored value, mapping of stored vertex index -> flow) or None."""
         entries = sorted((self._ports(f), rate_level(rates[f], self.line_bps[f]), f) for f in members)
         order = [f for _, _, f in entries]
-        layout = tuple(entry[:2] for entry in entries)
+        number: dict[int, int] = {}
+        layout = tuple(
+            (
+                tuple(number.setdefault(p, len(number)) for p in data),
+                tuple(number.setdefault(p, len(number)) for p in ack),
+                level,
+                self.hops[f],
+                int(self.line_bps[f]),
+            )
+            for (data, ack), level, f in entries
+        )
         known = self._layouts.get(layout)
         if known is None:
             graph = self.graph(members, rates)
