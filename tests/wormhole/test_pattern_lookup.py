@@ -5,6 +5,7 @@ import pytest
 
 from wormhole_lab.wormhole import pattern_lookup
 from wormhole_lab.wormhole.fcg import match
+from wormhole_lab.wormhole.flow_paths import FlowPaths
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 
@@ -21,12 +22,14 @@ ACK += [[37, 51], [37, 52], [37, 53]]
 
 @pytest.fixture
 def lookup(tmp_path):
-    data = [np.array(p) for p in DATA]
-    ack = [np.array(p) for p in ACK]
-    port_sets = [set(d.tolist()) | set(a.tolist()) for d, a in zip(data, ack, strict=True)]
-    hops = [f"{len(d)}+{len(a)}" for d, a in zip(data, ack, strict=True)]
+    data_len, ack_len = [len(p) for p in DATA], [len(p) for p in ACK]
+    table = np.concatenate([np.concatenate(DATA), np.concatenate(ACK)])
+    data_begin = np.cumsum([0, *data_len[:-1]])
+    ack_begin = sum(data_len) + np.cumsum([0, *ack_len[:-1]])
+    paths = FlowPaths(table, data_begin, data_len, ack_begin, ack_len)
+    hops = [f"{len(d)}+{len(a)}" for d, a in zip(DATA, ACK, strict=True)]
     memo = MemoDB(tmp_path / "memo.sqlite", "test")
-    yield PatternLookup(memo, "fp", data, ack, port_sets, hops, [LINE] * len(DATA))
+    yield PatternLookup(memo, "fp", paths, hops, [LINE] * len(DATA))
     memo.close()
 
 

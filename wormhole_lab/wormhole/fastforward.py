@@ -15,6 +15,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.nic import window_bound
 from wormhole_lab.engine.offset import offset_partition
+from wormhole_lab.wormhole.flow_paths import FlowPaths
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
@@ -88,13 +89,7 @@ class FastForward:
         self.data_wire = payload + data_header
         self.ack_wire = ack_wire
         self.min_skip_ps = min_skip_ps
-        fl = state.fl
-        self.data_ports = [
-            state.path_ports[b : b + n] for b, n in zip(fl[:, L.FL_PATH_BEGIN], fl[:, L.FL_PATH_LEN], strict=True)
-        ]
-        self.ack_ports = [
-            state.path_ports[b : b + n] for b, n in zip(fl[:, L.FL_APATH_BEGIN], fl[:, L.FL_APATH_LEN], strict=True)
-        ]
+        self.paths = FlowPaths.of_state(state)
         self.active: dict[int, Skip] = {}
         self.log: list[Skip] = []  # every skip and memo hit, in order of start (skip-backs shorten them in place)
         self.events_skipped = 0.0
@@ -171,7 +166,7 @@ class FastForward:
         pt = self.state.pt
         load: dict[int, list] = {}
         for f in goodput:
-            for p in self.data_ports[f].tolist():
+            for p in self.paths.data(f).tolist():
                 load.setdefault(p, []).append(f)
         full = {
             p
@@ -182,13 +177,13 @@ class FastForward:
         for p in (q for q in full if len(load[q]) > 1):
             fastest = max(goodput[f] for f in load[p])
             for f in load[p]:
-                held_elsewhere = any(q in full and q != p for q in self.data_ports[f].tolist())
+                held_elsewhere = any(q in full and q != p for q in self.paths.data(f).tolist())
                 if goodput[f] < (1 - self.theta) * fastest and not held_elsewhere:
                     return True
         return False
 
     def _uncontended(self, members) -> bool:
-        ports = np.concatenate([self.data_ports[f] for f in members])
+        ports = np.concatenate([self.paths.data(f) for f in members])
         return len(np.unique(ports)) == len(ports)
 
     def _span(self, part: int, goodput: dict, sent: dict, ports: set[int], t: int, horizon: int) -> int:
@@ -268,8 +263,8 @@ class FastForward:
         port_bytes = np.zeros(s.pt.shape[0], dtype=np.int64)
         for f, nbytes in adv.items():
             packets = nbytes // self.payload
-            port_bytes[self.data_ports[f]] += packets * self.data_wire
-            port_bytes[self.ack_ports[f]] += packets * self.ack_wire
+            port_bytes[self.paths.data(f)] += packets * self.data_wire
+            port_bytes[self.paths.ack(f)] += packets * self.ack_wire
         self._credit[flows] = credit
         offset_partition(s.g, s.heap, s.pk, s.pt, s.fl, s.active, part, dt, self._credit, port_bytes)
         self._credit[flows] = 0
@@ -304,5 +299,5 @@ class FastForward:
         for f in skip.goodput:
             self.memo_time[f] += memo
             self.ff_time[f] += skip.end - skip.start - memo
-            hops = len(self.data_ports[f]) + len(self.ack_ports[f])
+            hops = len(self.paths.data(f)) + len(self.paths.ack(f))
             self.events_skipped += skip.adv[f] / self.payload * 2 * hops  # a TX_DONE and an ARRIVE per hop

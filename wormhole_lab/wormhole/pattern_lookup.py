@@ -16,26 +16,26 @@ from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, 
 
 
 class PatternLookup:
-    """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``data_ports`` and
-    ``ack_ports`` (its paths), ``port_sets`` (the ports of both), ``hops`` (path shape label) and ``line_bps``
-    (its NIC's rate)."""
+    """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``paths`` (a FlowPaths:
+    its data and ACK ports), ``hops`` (path shape label) and ``line_bps`` (its NIC's rate)."""
 
-    def __init__(self, memo, fingerprint: str, data_ports, ack_ports, port_sets, hops, line_bps):
+    def __init__(self, memo, fingerprint: str, paths, hops, line_bps):
         self.memo = memo
         self.fingerprint = fingerprint
-        self.data_ports = data_ports
-        self.ack_ports = ack_ports
-        self.port_sets = port_sets
+        self.paths = paths
         self.hops = hops
         self.line_bps = np.asarray(line_bps)
         self._layouts: dict[tuple, tuple[str, tuple | None]] = {}
-        self._port_tuples: dict[int, tuple] = {}
         self._parsed: dict = {}
 
     def find(self, members, rates: dict) -> tuple[str, tuple[dict, dict] | None]:
         """(key, found) for the partition of flows ``members`` sending at ``rates`` (bit/s per flow);
         found is (stored value, mapping of stored vertex index -> flow) or None."""
-        entries = sorted((self._ports(f), rate_level(rates[f], self.line_bps[f]), f) for f in members)
+        paths = self.paths
+        entries = sorted(
+            ((tuple(paths.data(f).tolist()), tuple(paths.ack(f).tolist())), rate_level(rates[f], self.line_bps[f]), f)
+            for f in members
+        )
         order = [f for _, _, f in entries]
         number: dict[int, int] = {}
         layout = tuple(
@@ -73,16 +73,11 @@ class PatternLookup:
     def graph(self, members, rates: dict):
         return conflict_graph(
             members,
-            {f: self.port_sets[f] for f in members},
+            {f: self.paths[f] for f in members},
             rates,
             {f: int(self.line_bps[f]) for f in members},
             {f: self.hops[f] for f in members},
         )
-
-    def _ports(self, f: int) -> tuple:
-        if f not in self._port_tuples:
-            self._port_tuples[f] = (tuple(self.data_ports[f].tolist()), tuple(self.ack_ports[f].tolist()))
-        return self._port_tuples[f]
 
     def _stored(self, key: str, graph) -> tuple[dict, dict] | None:
         for text, value in self.memo.candidates(self.fingerprint, key):
