@@ -58,6 +58,11 @@ class FlowPaths:
             for begin, length in (self._data, self._ack)
             for column in (length, (total[begin + length] - total[begin]) // 1000)
         ]
-        kinds, which = np.unique(np.stack(rows, axis=1), axis=0, return_inverse=True)
-        labels = np.array([f"{d}+{a}@{dd}+{ad}" for d, dd, a, ad in kinds.tolist()], dtype=object)
-        return labels[which.ravel()]
+        which = np.zeros(len(self), dtype=np.int64)
+        for column in rows:  # one code per distinct row, column by column (np.unique(axis=0) sorts rows: 20x slower)
+            values, code = np.unique(column, return_inverse=True)
+            which = np.unique(which * len(values) + code.ravel(), return_inverse=True)[1].ravel()
+        first = np.unique(which, return_index=True)[1]
+        d, dd, a, ad = (column[first].tolist() for column in rows)
+        labels = np.array([f"{d[i]}+{a[i]}@{dd[i]}+{ad[i]}" for i in range(len(first))], dtype=object)
+        return labels[which]
