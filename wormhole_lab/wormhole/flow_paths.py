@@ -11,15 +11,16 @@ from wormhole_lab.engine import layout as L
 
 
 class FlowPaths:
-    """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``paths[f]``: the
-    set of both (kept until ``forget(f)``); ``shapes(delay_ps)``: per flow, its path-shape label."""
+    """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``route(f)``: both as
+    tuples and ``paths[f]``: the set of both (kept until ``forget(f)``); ``shapes(delay_ps)``: per flow, its
+    path-shape label."""
 
     def __init__(self, table: np.ndarray, data_begin, data_length, ack_begin, ack_length):
         """Flow f's data ports are ``table[data_begin[f] : data_begin[f] + data_length[f]]``, its ACK ports alike."""
         self._table = np.asarray(table)
         self._data = np.asarray(data_begin), np.asarray(data_length)
         self._ack = np.asarray(ack_begin), np.asarray(ack_length)
-        self._sets: dict[int, frozenset] = {}
+        self._sets: dict[int, tuple] = {}
 
     @classmethod
     def of_state(cls, state) -> "FlowPaths":
@@ -39,14 +40,22 @@ class FlowPaths:
         begin, length = self._ack[0][f], self._ack[1][f]
         return self._table[begin : begin + length]
 
+    def route(self, f: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Flow f's (data ports, ACK ports) as tuples, kept until ``forget(f)``."""
+        return self._kept(f)[0]
+
     def __getitem__(self, f: int) -> frozenset:
-        ports = self._sets.get(f)
-        if ports is None:
-            ports = self._sets[f] = frozenset(self.data(f).tolist()) | frozenset(self.ack(f).tolist())
-        return ports
+        return self._kept(f)[1]
+
+    def _kept(self, f: int) -> tuple[tuple, frozenset]:
+        kept = self._sets.get(f)
+        if kept is None:
+            data, ack = tuple(self.data(f).tolist()), tuple(self.ack(f).tolist())
+            kept = self._sets[f] = (data, ack), frozenset(data) | frozenset(ack)
+        return kept
 
     def forget(self, f: int) -> None:
-        """Flow ``f`` completed: its port set is not needed again."""
+        """Flow ``f`` completed: its ports are not needed again."""
         self._sets.pop(f, None)
 
     def shapes(self, delay_ps: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ carries over position by position. Layouts found in no entry are forgotten whene
 
 import numpy as np
 
-from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, rate_level, to_json
+from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, rate_levels, to_json
 
 
 class PatternLookup:
@@ -25,17 +25,16 @@ class PatternLookup:
         self.paths = paths
         self.hops = hops
         self.line_bps = np.asarray(line_bps)
+        self._line = self.line_bps.tolist()  # Python ints: a layout is a tuple of plain values
         self._layouts: dict[tuple, tuple[str, tuple | None]] = {}
         self._parsed: dict = {}
 
     def find(self, members, rates: dict) -> tuple[str, tuple[dict, dict] | None]:
         """(key, found) for the partition of flows ``members`` sending at ``rates`` (bit/s per flow);
         found is (stored value, mapping of stored vertex index -> flow) or None."""
-        paths = self.paths
-        entries = sorted(
-            ((tuple(paths.data(f).tolist()), tuple(paths.ack(f).tolist())), rate_level(rates[f], self.line_bps[f]), f)
-            for f in members
-        )
+        flows = list(members)
+        levels = rate_levels(np.array([rates[f] for f in flows], dtype=float), self.line_bps[flows]).tolist()
+        entries = sorted((self.paths.route(f), level, f) for f, level in zip(flows, levels, strict=True))
         order = [f for _, _, f in entries]
         number: dict[int, int] = {}
         layout = tuple(
@@ -44,7 +43,7 @@ class PatternLookup:
                 tuple(number.setdefault(p, len(number)) for p in ack),
                 level,
                 self.hops[f],
-                int(self.line_bps[f]),
+                self._line[f],
             )
             for (data, ack), level, f in entries
         )
