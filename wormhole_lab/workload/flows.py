@@ -118,7 +118,7 @@ class FlowBuilder:
         self._dst.append(int(dst))
         self._size.append(int(size))
         self._start.append(int(start_ps))
-        self._deps.append(tuple(map(int, deps)))
+        self._deps.append(deps if type(deps) is tuple else tuple(map(int, deps)))  # build() makes them int64
         self._gap.append(int(gap_ps))
         self._phase.append(phase)
         return len(self._src) - 1
