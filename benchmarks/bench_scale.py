@@ -44,6 +44,9 @@ def one_run(model: str, gpus: int, mode: str, memo: str, out: Path) -> None:
     t0 = time.perf_counter()
     scenario = training_scenario(model, 1.0, gpus)
     flows_seconds = time.perf_counter() - t0
+    if gpus > 1024:  # a rail switch of 8192 GPUs has 2,048 ports: their PFC headroom alone is 85 MB, the preset's
+        # buffer 32 MB (the reference's); a switch of that radix is a chassis with a buffer to match
+        scenario = replace(scenario, config=replace(scenario.config, buffer_bytes=256 * 2**20))
     if mode == "wormhole":
         scenario = replace(scenario, wormhole=WormholeConfig(memo=memo))
     ds = Simulation(scenario, mode=mode).run()
