@@ -8,9 +8,9 @@ dependencies), so every later flow start is known in advance.
 - ``waves``: six identical waves 4 ms apart on the reference's 320-host fat tree (fat_perm64's topology). A
   wave: four 4-host rings, one 8 MB flow per edge, each ring across four ToRs; plus a 6-to-1 incast of 2 MB
   flows from three other ToRs.
-- ``rail_steps``: six identical steps 2 ms apart of a 32-rank ring (rank r sends 16 MB to r + 1) on a
-  4-server x 8-GPU rail-optimised cluster without NVLink: every rank sends and receives, and the flows
-  between neighbouring GPUs of a server cross the spines, where ECMP makes some of them share an uplink.
+- ``rail_steps``: six identical steps 2 ms apart of the inter-server part of a rail-aligned all-reduce on a
+  4-server x 8-GPU rail-optimised cluster: on each rail a ring of the four servers' GPUs, each sending 16 MB
+  to the next server's (32 flows a step; every rank sends and receives, through its rail switch only).
 - ``staggered_pair``: two 50 MB flows into one host of a 3-host star, the second 300 us after the first.
 - ``random``: 30000 flows of 2-60 kB between random hosts of a 32-host leaf-spine (``bench_wormhole``'s
   never-steady control).
@@ -62,8 +62,9 @@ def waves():
 
 
 def rail_steps():
-    ranks = np.arange(32)
-    return repeated(ranks, (ranks + 1) % 32, [16_000_000] * 32, 6, 2 * MS)
+    servers, gpus = 4, 8
+    ranks = np.arange(servers * gpus)  # GPU g of server s is rank s * gpus + g, on rail g
+    return repeated(ranks, (ranks + gpus) % len(ranks), [16_000_000] * len(ranks), 6, 2 * MS)
 
 
 def staggered_pair():
