@@ -39,9 +39,10 @@ class WormholeController:
         # memo lookups need a partition as it forms. A partition is stored only once it stayed unchanged for a
         # steady window, which a flow that empties sooner at line rate mostly prevents: the lookups follow the
         # flows that can outlast a window (short flows, as in random traffic, would cost a return each)
-        window_ps = (steady.window - 1) * steady.interval_ps
+        window_ps = ((steady.line_window or steady.window) - 1) * steady.interval_ps  # the shortest verdict
         eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= window_ps if config.memo else np.zeros(len(flows), bool)
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
+        state.ci[L.CI_STEADY_LINE] = steady.line_window
         self.ff = FastForward(
             state,
             flows,
