@@ -4,9 +4,8 @@ Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes 
 every active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
 rates is below theta, and its bytes in flight held still over the newer half of the window (a queue that
 fills or drains makes the goodput differ from what the flow sends). Under DCQCN (``CI_STEADY_LINE`` > 0)
-a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending,
-or when its sawtooth repeats: the window's two halves (an RP-timer period each) have the same mean rate
-and goodput. ``FL_STEADY`` holds how many samples the verdict covers. A partition (the group id
+a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending.
+``FL_STEADY`` holds how many samples the verdict covers. A partition (the group id
 ``FL_PART`` given by the layer above) is a candidate for fast-forwarding when all its flows are steady
 over samples taken after its last change. ``FF_GOODPUT`` is the goodput over the newer half of those
 samples, the rate at which a skip credits bytes.
@@ -45,7 +44,7 @@ from wormhole_lab.engine.sampling import next_sample_time
 
 
 @kernel
-def _steady_span(fl, ci, cf, rate_ring, seq_ring, f, n):
+def _steady_span(fl, ci, cf, rate_ring, f, n):
     """Samples (the newest ones) over which the flow's rate counts as steady, 0 when it does not."""
     window = ci[CI_STEADY_WINDOW]
     start = fl[f, FL_RING_POS]  # the oldest sample, once the ring is full
@@ -80,15 +79,6 @@ def _steady_span(fl, ci, cf, rate_ring, seq_ring, f, n):
     drift = abs(newer - older) / half
     if mean > 0 and (hi - lo) / mean < theta and drift / mean < theta / 10:
         return window
-    if line and mean > 0 and drift / mean < theta / 2:
-        # DCQCN below its line rate: the rate is a sawtooth (cut on CNPs, raised on the RP timer) whose spread
-        # exceeds theta, but a window of two RP periods holds whole cycles. Steady when the cycle holds
-        # still: both halves send at the same mean rate and have the same goodput
-        mid = (start + half) % window
-        acked_old = seq_ring[f, mid, 0] - seq_ring[f, start, 0]
-        acked_new = fl[f, FL_SND_UNA] - seq_ring[f, mid, 0]
-        if acked_new > 0 and abs(acked_new - acked_old) < theta / 2 * acked_new:
-            return window
     return 0
 
 
@@ -104,7 +94,7 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
     n = min(fl[f, FL_RING_N] + 1, window)
     fl[f, FL_RING_N] = n
     fl[f, FL_STEADY] = 0
-    span = _steady_span(fl, ci, cf, rate_ring, seq_ring, f, n)
+    span = _steady_span(fl, ci, cf, rate_ring, f, n)
     if span == 0:
         return
     # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half

@@ -18,7 +18,7 @@ from wormhole_lab.engine.offset import offset_partition
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
-JOIN_MARGIN_WINDOWS = 10  # steady-test windows before a known flow start on its ports in which a partition is not skipped
+JOIN_MARGIN_WINDOWS = 10  # steady-test windows before a known flow start on its ports that run packet by packet
 CREDIT_SCALE = 1.0  # test hook: a fast-forward credits this times the measured goodput (the audit must see it)
 
 
