@@ -63,8 +63,8 @@ def test_a_sub_millisecond_dcqcn_flow_at_line_rate_is_fast_forwarded():
 
 
 def test_a_dcqcn_incast_is_not_skipped_while_it_cuts_its_rates():
-    """Two 4 MB flows into one host cut their rates from the first CNPs on and never get back to line rate
-    while both run: no skip until the first completes; the survivor is skipped once it is back at line rate."""
+    """Two 4 MB flows into one host cut their rates from the first CNPs on (about 50 us in) and never get back
+    to line rate while both run: the flow that completes first is never skipped."""
     flows = make_flows([1, 2], [0, 0], [4_000_000, 4_000_000], 0)
     packet, wormhole = run(flows, 3, "packet"), run(flows, 3, "wormhole")
     first = int(np.argmin(packet["fct"].values))
