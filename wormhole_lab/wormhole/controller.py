@@ -17,7 +17,7 @@ from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole.audit import METHOD, Auditor
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, transient_bytes
 from wormhole_lab.wormhole.memo import MemoDB
-from wormhole_lab.wormhole.partition import Partitions, PathPorts
+from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.settings import WormholeConfig
 
@@ -55,8 +55,9 @@ class WormholeController:
             steady.window * steady.interval_ps,
             steady.theta,
         )
-        ranges = state.fl[:, [L.FL_PATH_BEGIN, L.FL_PATH_LEN, L.FL_APATH_BEGIN, L.FL_APATH_LEN]]
-        self.port_sets = PathPorts(state.path_ports, ranges)
+        self.port_sets = [
+            set(d.tolist()) | set(a.tolist()) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
+        ]
         self.partitions = Partitions(self.port_sets)
         self.retry_ps = steady.window * steady.interval_ps
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
@@ -83,14 +84,11 @@ class WormholeController:
     def _path_shapes(self) -> list[str]:
         """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
         data and ACK paths."""
-        fl = self.state.fl
-        summed = np.concatenate([[0], np.cumsum(self.state.pt[self.state.path_ports, L.PT_DELAY])])
-        shapes = []
-        for begin, length in ((L.FL_PATH_BEGIN, L.FL_PATH_LEN), (L.FL_APATH_BEGIN, L.FL_APATH_LEN)):
-            b, n = fl[:, begin], fl[:, length]
-            shapes.append((n.tolist(), ((summed[b + n] - summed[b]) // 1000).tolist()))
-        (n_data, d_data), (n_ack, d_ack) = shapes
-        return [f"{a}+{b}@{c}+{d}" for a, b, c, d in zip(n_data, n_ack, d_data, d_ack, strict=True)]
+        delay = self.state.pt[:, L.PT_DELAY]
+        return [
+            f"{len(d)}+{len(a)}@{int(delay[d].sum() // 1000)}+{int(delay[a].sum() // 1000)}"
+            for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
+        ]
 
     def on_stop(self, steady: bool, horizon: int) -> None:
         """The kernel returned: place the flows it logged, then fast-forward the partitions that turned steady."""
@@ -107,8 +105,9 @@ class WormholeController:
         for f, t, started in log:
             if f not in passed:
                 changed.update(dict.fromkeys(self._flow_event(f, t, started, now), t))
-        if passed:
-            self._passed_through(changed, {f: t for f, t, started in log if not started and f in passed})
+            elif not started:
+                changed.update(dict.fromkeys(self.partitions.touched_by(f), t))
+                self.state.fl[f, L.FL_PART] = -1
         # each changed partition is written once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
         alive = sorted(part for part in changed if part in self.partitions.flows)
@@ -124,21 +123,6 @@ class WormholeController:
                 s = self.state
                 mark_candidates(s.g, s.fl, s.ci, s.parts, s.active, now)
             self._fast_forward(horizon)
-
-    def _passed_through(self, changed: dict[int, int], done_at: dict[int, int]) -> None:
-        """Flows that started and completed since the last look (``done_at``: flow -> completion) changed the
-        partitions they share a port with at their completion. Found in the partitions as they stand once the log
-        is placed, in one vectorised pass (a run of short flows has tens of thousands): a partition touched then
-        and gone since does not matter, and one that lost the shared port, split or merged since changed later."""
-        flows = np.array(sorted(done_at), dtype=np.int64)
-        self.state.fl[flows, L.FL_PART] = -1
-        if not self.partitions.flows:
-            return
-        owners, ports = self.port_sets.flat(flows)
-        parts = self.partitions.parts_of_ports(ports)
-        t = np.array([done_at[f] for f in flows.tolist()], dtype=np.int64)[np.searchsorted(flows, owners)]
-        for part, when in zip(parts[parts >= 0].tolist(), t[parts >= 0].tolist(), strict=True):
-            changed[part] = max(changed.get(part, when), when)
 
     def _flow_event(self, f: int, t: int, started: int, now: int) -> set[int]:
         """Flow ``f`` started or completed at ``t`` (at most ``now``; a start that touches a skip comes at once).

@@ -11,37 +11,6 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 
 import networkx as nx
-import numpy as np
-
-
-class PathPorts(Sequence):
-    """Per flow, the set of ports of its data and ACK paths, ``path_ports[begin:begin + length]`` for the two
-    (begin, length) pairs of its row in ``ranges``. A set is made when first asked for: of a run of short
-    flows, most are never placed (30 000 flows: 0.15-0.2 s for all the sets, on this project's machine)."""
-
-    def __init__(self, path_ports: np.ndarray, ranges: np.ndarray):
-        self._ports = path_ports
-        self._ranges = ranges
-        self._sets: dict[int, set[int]] = {}
-
-    def __len__(self) -> int:
-        return len(self._ranges)
-
-    def __getitem__(self, f: int) -> set[int]:
-        ports = self._sets.get(f)
-        if ports is None:
-            b, n, ab, an = self._ranges[f].tolist()
-            ports = self._sets[f] = {*self._ports[b : b + n].tolist(), *self._ports[ab : ab + an].tolist()}
-        return ports
-
-    def flat(self, flows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(flow, port) for every port on the paths of ``flows``, as two arrays (vectorised: no set is made)."""
-        flows = np.asarray(flows, dtype=np.int64)
-        rows = self._ranges[flows]
-        begins, lengths = rows[:, [0, 2]].ravel(), rows[:, [1, 3]].ravel()
-        owners = np.repeat(np.repeat(flows, 2), lengths)
-        index = np.repeat(begins - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-        return owners, self._ports[index]
 
 
 class Partitions:
@@ -53,20 +22,6 @@ class Partitions:
         self.of_flow: dict[int, int] = {}
         self.flows: dict[int, set[int]] = {}
         self._free_ids = list(range(len(flow_ports) - 1, -1, -1))  # pop() gives the smallest id first
-
-    def parts_of_ports(self, ports: np.ndarray) -> np.ndarray:
-        """The partition using each of ``ports`` (-1 where none does)."""
-        part = np.full(len(ports), -1, dtype=np.int64)
-        if not self._port_flows:
-            return part
-        used = np.fromiter(self._port_flows, dtype=np.int64, count=len(self._port_flows))
-        owner = np.fromiter((self.of_flow[next(iter(fs))] for fs in self._port_flows.values()), np.int64, len(used))
-        order = np.argsort(used)
-        used, owner = used[order], owner[order]
-        at = np.minimum(np.searchsorted(used, ports), len(used) - 1)
-        hit = used[at] == ports
-        part[hit] = owner[at[hit]]
-        return part
 
     def ports(self, part: int) -> set[int]:
         return {int(p) for f in self.flows[part] for p in self._flow_ports[f]}
