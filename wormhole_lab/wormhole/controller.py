@@ -55,10 +55,8 @@ class WormholeController:
             steady.window * steady.interval_ps,
             steady.theta,
         )
-        self.port_sets = [
-            set(d.tolist()) | set(a.tolist()) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
-        ]
-        self.partitions = Partitions(self.port_sets)
+        self.paths = self.ff.paths
+        self.partitions = Partitions(self.paths)
         self.retry_ps = steady.window * steady.interval_ps
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
@@ -68,10 +66,8 @@ class WormholeController:
             self.lookup = PatternLookup(
                 self.memo,
                 config_fingerprint(engine_config),
-                self.ff.data_ports,
-                self.ff.ack_ports,
-                self.port_sets,
-                self._path_shapes(),
+                self.paths,
+                self.paths.shapes(state.pt[:, L.PT_DELAY]),
                 line_bps,
             )
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
@@ -80,15 +76,6 @@ class WormholeController:
             window_ps = steady.window * steady.interval_ps
             self.auditor = Auditor(state, config.audit, engine_config.seed, window_ps, config.audit_windows)
             self.ff.auditor = self.auditor
-
-    def _path_shapes(self) -> list[str]:
-        """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
-        data and ACK paths."""
-        delay = self.state.pt[:, L.PT_DELAY]
-        return [
-            f"{len(d)}+{len(a)}@{int(delay[d].sum() // 1000)}+{int(delay[a].sum() // 1000)}"
-            for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
-        ]
 
     def on_stop(self, steady: bool, horizon: int) -> None:
         """The kernel returned: place the flows it logged, then fast-forward the partitions that turned steady."""
@@ -108,6 +95,7 @@ class WormholeController:
             elif not started:
                 changed.update(dict.fromkeys(self.partitions.touched_by(f), t))
                 self.state.fl[f, L.FL_PART] = -1
+                self.paths.forget(f)
         # each changed partition is written once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
         alive = sorted(part for part in changed if part in self.partitions.flows)
@@ -140,11 +128,8 @@ class WormholeController:
             self.ff.finish(self.partitions.of_flow[f], now)
             part, split_off = self.partitions.remove(f)
             fl[f, L.FL_PART] = -1
-            released = [
-                int(p)
-                for p in self.ff.data_ports[f].tolist() + self.ff.ack_ports[f].tolist()
-                if int(p) not in self.partitions._port_flows
-            ]
+            released = [p for p in self.paths[f] if p not in self.partitions._port_flows]
+            self.paths.forget(f)
             self.state.pt[released, L.PT_PART] = -1
             changed = {q for q in [part, *split_off] if q in self.partitions.flows}
         self.partition_log.append((t, len(self.partitions.flows)))
