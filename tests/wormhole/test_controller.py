@@ -15,15 +15,15 @@ from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def mixed_flows():
-    """Random short flows, some chained (unforeseeable starts), and a few long ones that are skipped and
-    skipped back, on a small leaf-spine."""
+    """Random short flows, most chained (unforeseeable starts: a partition that a known start will join is not
+    skipped before it), and a few long ones that are skipped and skipped back, on a small leaf-spine."""
     rng = np.random.default_rng(3)
     n = 60
     src = rng.integers(0, 8, n)
     dst = (src + rng.integers(1, 8, n)) % 8
     size = np.where(rng.random(n) < 0.15, 20_000_000, rng.integers(2_000, 40_000, n))
     start = np.sort(rng.integers(0, 1500, n)) * 1_000_000
-    deps = [((i - 1,) if i and rng.random() < 0.5 else ()) for i in range(n)]
+    deps = [((i - 1,) if i and rng.random() < 0.9 else ()) for i in range(n)]
     flows = make_flows(src, dst, size, start, deps=deps)
     return Scenario(leaf_spine(4, 2, 2), flows, preset("hp"), telemetry=Telemetry.off())
 

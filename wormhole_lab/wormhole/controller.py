@@ -21,6 +21,8 @@ from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.settings import WormholeConfig
 
+GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
+
 
 def config_fingerprint(engine_config) -> str:
     """Everything in the engine configuration that shapes a transient (not the seed, the generator or the stop time)."""
@@ -39,9 +41,10 @@ class WormholeController:
         # memo lookups need a partition as it forms. A partition is stored only once it stayed unchanged for a
         # steady window, which a flow that empties sooner at line rate mostly prevents: the lookups follow the
         # flows that can outlast a window (short flows, as in random traffic, would cost a return each)
-        window_ps = (steady.window - 1) * steady.interval_ps
+        window_ps = ((steady.line_window or steady.window) - 1) * steady.interval_ps  # the shortest verdict
         eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= window_ps if config.memo else np.zeros(len(flows), bool)
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
+        state.ci[L.CI_STEADY_LINE] = steady.line_window
         self.ff = FastForward(
             state,
             flows,
@@ -161,17 +164,19 @@ class WormholeController:
             self.pending[part] = (now, key, rates, members, start)
 
     def _apply(self, part, value, mapping, now, horizon) -> bool:
-        """Use a stored transient if every flow has room for it and no known start falls inside it."""
+        """Use a stored transient if every flow has room for it and no known start comes before the partition's
+        first completion (``FastForward.joined_before``)."""
         t_conv, fl = value["t_conv"], self.state.fl
-        if self.ff.next_known_start(self.partitions.ports(part), now) < now + t_conv:
-            return False
-        flows = {}
+        flows, goodput, sent = {}, {}, {}
         for i, entry in enumerate(value["flows"]):
             f = mapping[i]
             room = fl[f, L.FL_SIZE] - fl[f, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload
             if entry["bytes"] > room:
                 return False
             flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
+            goodput[f], sent[f] = entry["float"][GOODPUT], fl[f, L.FL_SND_NXT] + entry["bytes"]
+        if self.ff.joined_before(self.partitions.ports(part), now, t_conv + self.ff.until_done(goodput, sent)):
+            return False
         self.ff.memo_jump(part, now, t_conv, flows, self.partitions.ports(part), horizon)
         return True
 
