@@ -46,10 +46,22 @@ def training_scenario(model: str, scale: float, gpus: int = 64, cca: str = "hp",
     return Scenario(topo, flows, preset(cca), name=name or model, telemetry=Telemetry.off())
 
 
-def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
+def timed(scenario: Scenario, mode: str, config: WormholeConfig | None = None):
+    """(results, wall seconds) of one run, in Wormhole mode with ``config`` when given."""
+    if config is not None:
+        scenario = replace(scenario, wormhole=config)
     t0 = time.perf_counter()
-    packet = Simulation(scenario, mode="packet").run()
-    t_packet = time.perf_counter() - t0
+    ds = Simulation(scenario, mode=mode).run()
+    return ds, time.perf_counter() - t0
+
+
+def fct_error(ds, packet) -> np.ndarray:
+    """Per-flow relative FCT error of ``ds`` against packet mode's ``packet``."""
+    return np.abs(ds["fct"].values / packet["fct"].values - 1)
+
+
+def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
+    packet, t_packet = timed(scenario, "packet")
     print(
         f"{label}: {len(scenario.flows)} flows, {scenario.flows.size.sum() / 1e9:.2f} GB, "
         f"iteration {packet.attrs['iteration_time_ps'] / 1e9:.3f} ms; packet mode {t_packet:.1f} s, "
@@ -57,10 +69,8 @@ def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
     )
     memo = WormholeConfig(memo=str(memo_path))
     for name, config in (("steady only", WormholeConfig()), ("memo, fresh DB", memo), ("memo, warm DB", memo)):
-        t0 = time.perf_counter()
-        ds = Simulation(replace(scenario, wormhole=config), mode="wormhole").run()
-        wall = time.perf_counter() - t0
-        err = np.abs(ds["fct"].values / packet["fct"].values - 1)
+        ds, wall = timed(scenario, "wormhole", config)
+        err = fct_error(ds, packet)
         executed, skipped = ds.attrs["events_executed"], ds.attrs["events_skipped_estimate"]
         memo = f", memo hit rate {ds.attrs['memo_hit_rate']:.0%}" if "memo_hit_rate" in ds.attrs else ""
         print(
@@ -71,27 +81,29 @@ def compare(label: str, scenario: Scenario, memo_path: Path) -> None:
         )
 
 
-def random_short_flows(n: int, memo_path: Path) -> None:
-    """No repeats and no steady state: Wormhole mode must cost little more than packet mode (paper: <= 1.2x),
-    with or without a memo DB.
-
-    ``n`` flows of 2-60 kB between random hosts of a 32-host leaf-spine, about 0.6 flow starts per us."""
+def random_short_traffic(n: int):
+    """(topology, flows): ``n`` flows of 2-60 kB between random hosts of a 32-host leaf-spine, about 0.6 flow
+    starts per us (seed 11). Nothing repeats and nothing settles."""
     rng = np.random.default_rng(11)
     src = rng.integers(0, 32, n)
     dst = (src + rng.integers(1, 32, n)) % 32
     starts = np.sort(rng.integers(0, n * 5 // 3, n)) * 1_000_000
-    flows = make_flows(src, dst, rng.integers(2_000, 60_000, n), starts)
-    scenario = Scenario(leaf_spine(8, 4, 4), flows, preset("dcqcn"), telemetry=Telemetry.off())
+    return leaf_spine(8, 4, 4), make_flows(src, dst, rng.integers(2_000, 60_000, n), starts)
+
+
+def random_short_flows(n: int, memo_path: Path) -> None:
+    """No repeats and no steady state: Wormhole mode must cost little more than packet mode (paper: <= 1.2x),
+    with or without a memo DB (``random_short_traffic``)."""
+    scenario = Scenario(*random_short_traffic(n), preset("dcqcn"), telemetry=Telemetry.off())
     runs = {
         "packet": (scenario, "packet"),
         "wormhole": (scenario, "wormhole"),
-        "wormhole + memo": (replace(scenario, wormhole=WormholeConfig(memo=str(memo_path))), "wormhole"),
+        "wormhole + memo": (scenario, "wormhole", WormholeConfig(memo=str(memo_path))),
     }
     walls = {}
     for name in list(runs) * 2:  # twice each, take the best, the machine is shared
-        t0 = time.perf_counter()
-        ds = Simulation(runs[name][0], mode=runs[name][1]).run()
-        walls[name] = min(walls.get(name, np.inf), time.perf_counter() - t0)
+        ds, wall = timed(*runs[name])
+        walls[name] = min(walls.get(name, np.inf), wall)
     print(
         f"random short flows ({n} flows, never steady, {walls['packet']:.2f} s packet, {ds.attrs['skips']} skips): "
         f"wormhole/packet wall time {walls['wormhole'] / walls['packet']:.2f}x, with a memo DB "

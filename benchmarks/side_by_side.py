@@ -38,12 +38,21 @@ class Measured:
         return max(self.peaks) / 2**20
 
 
-def run_process(command: list[str], cwd: Path) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS bytes, stdout) of one process; a failure raises with its stderr."""
+def run_process(command: list[str], cwd: Path, timeout: float | None = None) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS bytes, stdout) of one process; a failure raises with its stderr, a process still
+    running after ``timeout`` seconds is killed and raises TimeoutError."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)  # the child's own rusage: its peak memory, not ours
+        while True:  # the child's own rusage from wait4: its peak memory, not ours
+            pid, status, usage = os.wait4(proc.pid, 0 if timeout is None else os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > timeout:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                raise TimeoutError(f"{' '.join(command)} did not finish in {timeout:.0f} s")
+            time.sleep(0.2)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)

@@ -78,7 +78,8 @@ def summary(ds) -> str:
         f" ({ds.attrs['events_executed'] / max(ds.attrs['wall_seconds'], 1e-9):,.0f} per second)",
         f"ECN marks       {ds.attrs['ecn_marks']:,}   PFC frames {ds.attrs['pfc_frames']}   drops {ds.attrs['drops']}",
         f"simulated       {ds.attrs['sim_end_ps'] / 1e6:.1f} us (stopped: {ds.attrs['stop_reason']})",
-        f"wall time       {ds.attrs['wall_seconds']:.2f} s (simulation alone)",
+        f"wall time       {ds.attrs['wall_seconds']:.2f} s (simulation alone), "
+        f"set-up {ds.attrs['setup_seconds']:.2f} s",
         f"memory          {ds.attrs['engine_bytes'] / 2**20:,.1f} MiB engine tables, "
         f"{ds.attrs['flow_table_bytes'] / 2**20:,.1f} MiB flow table: {ds.attrs['bytes_per_flow']:,.0f} B per flow",
     ]

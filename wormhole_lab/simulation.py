@@ -190,6 +190,7 @@ class Simulation:
         rows of the selected flows: ``telemetry_selection``) as soon as it is full. After the last chunk,
         ``self.results`` holds the flow table (``self.flows`` as a Dataset). Nothing here imports xarray."""
         scenario = self.scenario
+        t_setup = time.perf_counter()
         prepared = prepare(scenario)
         state = prepared.state
         state.outside_bytes = scenario.flows.nbytes
@@ -216,6 +217,7 @@ class Simulation:
         self.controller = controller
         state.ci[L.CI_CHECK] = scenario.check_invariants
         self.compile_seconds = compile_engine() if flow is None else compile_flow_level()
+        self.setup_seconds = time.perf_counter() - t_setup
         wall = 0.0
 
         def step() -> tuple[str, tuple | None]:
@@ -352,6 +354,7 @@ class Simulation:
             "pfc_frames": int(state.g[L.G_PFC_COUNT]),
             "wall_seconds": wall,
             "compile_seconds": self.compile_seconds,
+            "setup_seconds": self.setup_seconds,  # checks, routes, engine tables, controller, kernels (compile_seconds)
             "engine_bytes": state.nbytes(),
             "flow_table_bytes": self.scenario.flows.nbytes,
             "bytes_per_flow": (state.nbytes() + self.scenario.flows.nbytes) / max(len(self.scenario.flows), 1),

@@ -47,6 +47,7 @@ EVENT_COUNTS_AND_TIMINGS = {
     "events_total_estimate",
     "wall_seconds",
     "compile_seconds",
+    "setup_seconds",
     "audit_seconds",
 }
 

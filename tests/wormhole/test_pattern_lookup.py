@@ -5,24 +5,31 @@ import pytest
 
 from wormhole_lab.wormhole import pattern_lookup
 from wormhole_lab.wormhole.fcg import match
+from wormhole_lab.wormhole.flow_paths import FlowPaths
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 
 LINE = 100_000_000_000
 # flows 0-2 and 3-5 are the same 3-flow incast on the same ports (two iterations of a collective); flows 6-8
-# are an incast on other ports with a different ACK path for one flow (another pattern)
-DATA = [[1, 9], [2, 9], [3, 9]] * 2 + [[4, 8], [5, 8], [6, 8]]
-ACK = [[7, 11], [7, 12], [7, 13]] * 2 + [[0, 14], [0, 15], [0, 15, 16]]
+# are an incast on other ports with a different ACK path for one flow (another pattern); flows 9-11 are the
+# incast of 0-2 on other ports (another expert group's); flows 12-14 have the paths' lengths of 0-2 but two of
+# them share a second port
+DATA = [[1, 9], [2, 9], [3, 9]] * 2 + [[4, 8], [5, 8], [6, 8]] + [[21, 29], [22, 29], [23, 29]]
+DATA += [[31, 39], [32, 39], [32, 39]]
+ACK = [[7, 11], [7, 12], [7, 13]] * 2 + [[0, 14], [0, 15], [0, 15, 16]] + [[27, 41], [27, 42], [27, 43]]
+ACK += [[37, 51], [37, 52], [37, 53]]
 
 
 @pytest.fixture
 def lookup(tmp_path):
-    data = [np.array(p) for p in DATA]
-    ack = [np.array(p) for p in ACK]
-    port_sets = [set(d.tolist()) | set(a.tolist()) for d, a in zip(data, ack, strict=True)]
-    hops = [f"{len(d)}+{len(a)}" for d, a in zip(data, ack, strict=True)]
+    data_len, ack_len = [len(p) for p in DATA], [len(p) for p in ACK]
+    table = np.concatenate([np.concatenate(DATA), np.concatenate(ACK)])
+    data_begin = np.cumsum([0, *data_len[:-1]])
+    ack_begin = sum(data_len) + np.cumsum([0, *ack_len[:-1]])
+    paths = FlowPaths(table, data_begin, data_len, ack_begin, ack_len)
+    hops = [f"{len(d)}+{len(a)}" for d, a in zip(DATA, ACK, strict=True)]
     memo = MemoDB(tmp_path / "memo.sqlite", "test")
-    yield PatternLookup(memo, "fp", data, ack, port_sets, hops, [LINE] * len(DATA))
+    yield PatternLookup(memo, "fp", paths, hops, [LINE] * len(DATA))
     memo.close()
 
 
@@ -31,7 +38,7 @@ def value(flows):
 
 
 def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup, monkeypatch):
-    rates = dict.fromkeys(range(9), LINE)
+    rates = dict.fromkeys(range(len(DATA)), LINE)
     key, found = lookup.find({0, 1, 2}, rates)
     assert found is None
     lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
@@ -45,7 +52,7 @@ def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup,
 
 
 def test_another_pattern_is_not_found_and_a_miss_is_forgotten_once_something_is_stored(lookup):
-    rates = dict.fromkeys(range(9), LINE)
+    rates = dict.fromkeys(range(len(DATA)), LINE)
     key, _ = lookup.find({0, 1, 2}, rates)
     lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
     assert lookup.find({6, 7, 8}, rates)[1] is None
@@ -56,8 +63,28 @@ def test_another_pattern_is_not_found_and_a_miss_is_forgotten_once_something_is_
 
 
 def test_a_pattern_stored_twice_is_kept_once(lookup):
-    rates = dict.fromkeys(range(9), LINE)
+    rates = dict.fromkeys(range(len(DATA)), LINE)
     key, _ = lookup.find({0, 1, 2}, rates)
     lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
     lookup.store(key, {3, 4, 5}, rates, value({3, 4, 5}))
     assert lookup.memo.inserts == 1
+
+
+def test_the_same_layout_on_other_ports_is_found_without_fcg_or_hash(lookup, monkeypatch):
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    key, _ = lookup.find({0, 1, 2}, rates)
+    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    lookup.find({3, 4, 5}, rates)  # the layout is now known as found
+    built = []
+    monkeypatch.setattr(lookup, "graph", lambda *a: built.append(a))
+    key2, (stored, mapping) = lookup.find({9, 10, 11}, rates)
+    assert key2 == key and stored == value({0, 1, 2}) and mapping == {0: 9, 1: 10, 2: 11} and not built
+
+
+def test_paths_alike_in_length_but_sharing_differently_are_another_layout(lookup):
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    key, _ = lookup.find({0, 1, 2}, rates)
+    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    lookup.find({3, 4, 5}, rates)
+    other, found = lookup.find({12, 13, 14}, rates)
+    assert found is None and other != key

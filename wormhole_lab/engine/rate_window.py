@@ -3,10 +3,12 @@
 Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged and sent of
 every active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
 rates is below theta, and its bytes in flight held still over the newer half of the window (a queue that
-fills or drains makes the goodput differ from what the flow sends). A partition (the group id ``FL_PART``
-given by the layer above) is a candidate for fast-forwarding when all its flows are steady over windows
-that began after its last change. ``FF_GOODPUT`` is the goodput over the newer half of the window, the
-rate at which a skip credits bytes.
+fills or drains makes the goodput differ from what the flow sends). Under DCQCN (``CI_STEADY_LINE`` > 0)
+a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending.
+``FL_STEADY`` holds how many samples the verdict covers. A partition (the group id
+``FL_PART`` given by the layer above) is a candidate for fast-forwarding when all its flows are steady
+over samples taken after its last change. ``FF_GOODPUT`` is the goodput over the newer half of those
+samples, the rate at which a skip credits bytes.
 """
 
 from wormhole_lab.engine.jit import kernel
@@ -14,9 +16,12 @@ from wormhole_lab.engine.layout import (
     CF_THETA,
     CI_PAYLOAD,
     CI_STEADY_INTERVAL,
+    CI_STEADY_LINE,
     CI_STEADY_WINDOW,
     EV_STEADY_SAMPLE,
     FF_GOODPUT,
+    FL_DEC_CNP,
+    FL_MAX_RATE,
     FL_PART,
     FL_RATE,
     FL_RING_N,
@@ -24,6 +29,7 @@ from wormhole_lab.engine.layout import (
     FL_SND_NXT,
     FL_SND_UNA,
     FL_STEADY,
+    FL_TARGET,
     G_N_ACTIVE,
     PA_CANDIDATE,
     PA_CHANGED_AT,
@@ -38,25 +44,26 @@ from wormhole_lab.engine.wheel import push
 
 
 @kernel
-def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
-    """Push one sample and recompute the flow's steady flag and window goodput."""
+def _steady_span(fl, ci, cf, rate_ring, f, n):
+    """Samples (the newest ones) over which the flow's rate counts as steady, 0 when it does not."""
     window = ci[CI_STEADY_WINDOW]
-    pos = fl[f, FL_RING_POS]
-    rate_ring[f, pos] = fl[f, FL_RATE]
-    seq_ring[f, pos, 0] = fl[f, FL_SND_UNA]
-    seq_ring[f, pos, 1] = fl[f, FL_SND_NXT]
-    fl[f, FL_RING_POS] = (pos + 1) % window
-    n = min(fl[f, FL_RING_N] + 1, window)
-    fl[f, FL_RING_N] = n
-    fl[f, FL_STEADY] = 0
+    start = fl[f, FL_RING_POS]  # the oldest sample, once the ring is full
+    line = ci[CI_STEADY_LINE]
+    if line and n >= line and fl[f, FL_TARGET] == fl[f, FL_MAX_RATE] and fl[f, FL_DEC_CNP] == 0:
+        # DCQCN at its line rate: only a CNP moves it now (an increase keeps rate = target = line rate), and
+        # the samples show whether one came, so a short window tells as much as two RP-timer periods would
+        pinned = True
+        for i in range(line):
+            pinned = pinned and rate_ring[f, (start - 1 - i) % window] == fl[f, FL_MAX_RATE]
+        if pinned:
+            return line
     if n < window:
-        return
+        return 0
     lo = rate_ring[f, 0]
     hi = lo
     older = 0.0  # sum of the chronologically older half
     newer = 0.0
     half = window // 2
-    start = fl[f, FL_RING_POS]  # the oldest sample
     for i in range(window):
         r = rate_ring[f, (start + i) % window]
         lo = min(lo, r)
@@ -66,21 +73,41 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
         elif i >= window - half:
             newer += r
     mean = (older + newer) / (2 * half)
-    # goodput over the newer half of the window: ACKs lag the sending rate by an RTT, so the older half
+    theta = cf[CF_THETA]
+    # besides the paper's spread test, a trend test: a rate still converging slowly (HPCC's additive
+    # increase, DCQCN's recovery) stays within theta over a window yet moves steadily; its two halves differ
+    drift = abs(newer - older) / half
+    if mean > 0 and (hi - lo) / mean < theta and drift / mean < theta / 10:
+        return window
+    return 0
+
+
+@kernel
+def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
+    """Push one sample and recompute the flow's steady verdict (FL_STEADY) and window goodput."""
+    window = ci[CI_STEADY_WINDOW]
+    pos = fl[f, FL_RING_POS]
+    rate_ring[f, pos] = fl[f, FL_RATE]
+    seq_ring[f, pos, 0] = fl[f, FL_SND_UNA]
+    seq_ring[f, pos, 1] = fl[f, FL_SND_NXT]
+    fl[f, FL_RING_POS] = (pos + 1) % window
+    n = min(fl[f, FL_RING_N] + 1, window)
+    fl[f, FL_RING_N] = n
+    fl[f, FL_STEADY] = 0
+    span = _steady_span(fl, ci, cf, rate_ring, f, n)
+    if span == 0:
+        return
+    # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
     # may still reflect the rate before the window began
+    half = span // 2
     back = (pos - half) % window
     acked = fl[f, FL_SND_UNA] - seq_ring[f, back, 0]
     sent = fl[f, FL_SND_NXT] - seq_ring[f, back, 1]
     ff[f, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
-    theta = cf[CF_THETA]
-    # besides the paper's spread test, a trend test: a rate still converging slowly (HPCC's additive
-    # increase, DCQCN's recovery) stays within theta over a window yet moves steadily; its two halves differ.
-    # And the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
+    # the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
     # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
-    drift = abs(newer - older) / half
-    settled = abs(sent - acked) <= theta * acked + 2 * ci[CI_PAYLOAD]
-    if mean > 0 and (hi - lo) / mean < theta and drift / mean < theta / 10 and settled:
-        fl[f, FL_STEADY] = 1
+    if abs(sent - acked) <= cf[CF_THETA] * acked + 2 * ci[CI_PAYLOAD]:
+        fl[f, FL_STEADY] = span
 
 
 @kernel
@@ -103,7 +130,6 @@ def mark_candidates(g, fl, ci, parts, active, now):
     layer above takes the flow log: a steady flow is not placed yet, or its partition lost a member (and may
     have split) before the flow's window began."""
     unplaced = parts.shape[0] - 1
-    window_start = now - (ci[CI_STEADY_WINDOW] - 1) * ci[CI_STEADY_INTERVAL]
     stale_steady = False
     for i in range(g[G_N_ACTIVE]):
         p = fl[active[i], FL_PART]
@@ -116,18 +142,15 @@ def mark_candidates(g, fl, ci, parts, active, now):
             continue
         parts[p, PA_SKIP_END] = 0
         parts[p, PA_FLOWS] += 1
-        parts[p, PA_UNSTEADY] += 1 - fl[f, FL_STEADY]
-        if fl[f, FL_STEADY] == 1 and (p == unplaced or 0 < parts[p, PA_LEFT_AT] <= window_start):
+        span = fl[f, FL_STEADY]
+        window_start = now - (span - 1) * ci[CI_STEADY_INTERVAL]  # when the samples of the flow's verdict began
+        parts[p, PA_UNSTEADY] += span == 0 or window_start < parts[p, PA_CHANGED_AT]
+        if span > 0 and (p == unplaced or 0 < parts[p, PA_LEFT_AT] <= window_start):
             stale_steady = True
     found = stale_steady
     for i in range(g[G_N_ACTIVE]):
         p = fl[active[i], FL_PART]
-        candidate = (
-            parts[p, PA_FLOWS] > 0
-            and parts[p, PA_UNSTEADY] == 0
-            and now >= parts[p, PA_RETRY_AT]
-            and window_start >= parts[p, PA_CHANGED_AT]
-        )
+        candidate = parts[p, PA_FLOWS] > 0 and parts[p, PA_UNSTEADY] == 0 and now >= parts[p, PA_RETRY_AT]
         parts[p, PA_CANDIDATE] = candidate
         found = found or candidate
     return found

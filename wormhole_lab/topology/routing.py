@@ -236,10 +236,10 @@ class Routes:
         if bad.size:
             raise InputError(f"dst[{bad[0]}]", f"node {dst[bad[0]]} is not a host", "pass host node ids as dst")
         out = np.empty((3, src.size), dtype=np.int64)
-        for d in np.unique(dst).tolist():
-            m = dst == d
-            t = self._tree(d)
-            out[0, m], out[1, m], out[2, m] = t.delay_ns[src[m]], t.tx_ns[src[m]], t.bw_bps[src[m]]
+        dests = np.unique(dst)
+        for d, rows in zip(dests.tolist(), _groups(dst, dests), strict=True):
+            t, s = self._tree(d), src[rows]
+            out[0, rows], out[1, rows], out[2, rows] = t.delay_ns[s], t.tx_ns[s], t.bw_bps[s]
         return out
 
     def pair_delay_ns(self, src, dst):
@@ -343,9 +343,8 @@ class Routes:
         targets = np.unique(target)
         trees = {t: self._tree(t) for t in targets.tolist()}
         hops = np.empty(start.size, dtype=np.int64)
-        for t, tree in trees.items():
-            m = target == t
-            hops[m] = tree.dist[start[m]]
+        for t, rows in zip(targets.tolist(), _groups(target, targets), strict=True):
+            hops[rows] = trees[t].dist[start[rows]]
         offset = np.zeros(start.size + 1, dtype=np.int64)
         offset[1:] = np.cumsum(hops)
         ports = np.empty(int(offset[-1]), dtype=np.int64)
@@ -385,6 +384,13 @@ class Routes:
         if not 0 <= node < self._n or self._is_switch[node]:
             raise InputError(f"Routes.{name}", f"node {node} is not a host", "pass a host node id")
         return node
+
+
+def _groups(keys: np.ndarray, distinct: np.ndarray) -> list[np.ndarray]:
+    """For each value of ``distinct`` (the sorted distinct ``keys``), the indices where ``keys`` holds it: one sort,
+    not one pass over ``keys`` per value (a million flows to 1024 hosts took 10 s that way)."""
+    order = np.argsort(keys, kind="stable")
+    return np.split(order, np.searchsorted(keys[order], distinct[1:]))
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -296,7 +296,7 @@ def partition_graph(run: LiveRun, now_ps: int | None = None, max_nodes: int = DE
     if ctrl is not None and parts:
 
         def ports_of(f):
-            return np.unique(np.concatenate([ctrl.ff.data_ports[f], ctrl.ff.ack_ports[f]])).tolist()
+            return sorted(ctrl.ff.paths[f])
 
         ordered = sorted(parts.items())
         n_ports = sum(len(set().union(*(ports_of(f) for f in fs))) for _, fs in ordered)

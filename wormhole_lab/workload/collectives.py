@@ -56,8 +56,11 @@ class _Node:
 
 def _emit(builder: FlowBuilder, src: int, dst: int, size: int, deps: Iterable[_Node], phase: str) -> _Node:
     deps = list(deps)
-    ids = tuple(dict.fromkeys(i for d in deps for i in d.ids))
-    carry = max((d.carry for d in deps), default=0)
+    if len(deps) == 1:  # most flows (every all-to-all flow): the ids are already distinct
+        ids, carry = deps[0].ids, deps[0].carry
+    else:
+        ids = tuple(dict.fromkeys(i for d in deps for i in d.ids))
+        carry = max((d.carry for d in deps), default=0)
     if size <= 0:
         return _Node(ids, carry)
     return _Node((builder.add(src, dst, size, deps=ids, gap_ps=carry, phase=phase),), 0)

@@ -1,6 +1,7 @@
 """The flow table: what every other layer consumes as "the traffic", with optional dependencies."""
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -60,11 +61,15 @@ class FlowTable:
 
 def assign_sports(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """10000 + k for the k-th flow of each (src, dst) pair, in table order (the reference's portNumder)."""
-    counters: dict[tuple[int, int], int] = {}
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    if not len(src):
+        return np.empty(0, dtype=np.int64)
+    pair = (src - src.min()) * (int(dst.max()) - int(dst.min()) + 1) + (dst - dst.min())
+    order = np.argsort(pair, kind="stable")  # each pair's flows together, in table order
+    first = np.flatnonzero(np.r_[True, pair[order][1:] != pair[order][:-1]])
+    rank = np.arange(len(src)) - np.repeat(first, np.diff(np.r_[first, len(src)]))
     sport = np.empty(len(src), dtype=np.int64)
-    for i, pair in enumerate(zip(src.tolist(), dst.tolist(), strict=True)):
-        sport[i] = 10000 + counters.get(pair, 0)
-        counters[pair] = counters.get(pair, 0) + 1
+    sport[order] = 10000 + rank
     return sport
 
 
@@ -77,7 +82,7 @@ def make_flows(src, dst, size, start_ps, pg=3, dport=100, deps=None, gap_ps=0, p
     if len(dep_lists) != n:
         raise ValueError(f"deps has {len(dep_lists)} entries for {n} flows")
     counts = np.array([len(d) for d in dep_lists], dtype=np.int64)
-    dep_ids = np.fromiter((int(x) for d in dep_lists for x in d), dtype=np.int64, count=int(counts.sum()))
+    dep_ids = np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(counts.sum()))
     return FlowTable(
         src=src,
         dst=np.asarray(dst, dtype=np.int64),
@@ -113,7 +118,7 @@ class FlowBuilder:
         self._dst.append(int(dst))
         self._size.append(int(size))
         self._start.append(int(start_ps))
-        self._deps.append(tuple(int(d) for d in deps))
+        self._deps.append(deps if type(deps) is tuple else tuple(map(int, deps)))  # build() makes them int64
         self._gap.append(int(gap_ps))
         self._phase.append(phase)
         return len(self._src) - 1

@@ -76,8 +76,6 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
         raise InputError(f"{where}[{i}].gap_ps", f"compute gap {int(flows.gap_ps[i])} ps is negative", "use 0 or more")
     if not len(ids):
         return
-    import networkx as nx  # here: tables without dependencies (reference flow files) never load it (0.1 s)
-
     owner = np.repeat(np.arange(n), np.diff(offset))
     bad = (ids < 0) | (ids >= n) | (ids == owner)
     if bad.any():
@@ -88,16 +86,41 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
             f"flow {int(owner[j])} waits for {reason}",
             f"list ids of other flows, 0..{n - 1}",
         )
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(n))
-    graph.add_edges_from(zip(ids.tolist(), owner.tolist(), strict=True))
-    if not nx.is_directed_acyclic_graph(graph):
+    blocked = _unorderable(ids, owner, n)
+    if blocked.size:
+        import networkx as nx  # only to name a cycle: a million-flow DAG as a networkx graph needs ~5 GB
+
+        inside = np.isin(owner, blocked) & np.isin(ids, blocked)
+        graph = nx.DiGraph(zip(ids[inside].tolist(), owner[inside].tolist(), strict=True))
         cycle = [u for u, _ in nx.find_cycle(graph)]
         raise InputError(
             f"{where}[{cycle[0]}].deps",
             f"dependency cycle: flows {' -> '.join(map(str, cycle))} -> {cycle[0]} would never start",
             "remove one dependency of the cycle",
         )
+
+
+def _unorderable(parent: np.ndarray, child: np.ndarray, n: int) -> np.ndarray:
+    """Nodes 0..n-1 left after peeling, generation by generation, every node whose parents are all peeled
+    (Kahn's algorithm on arrays: the work is one pass over the edges). Empty when the edges form a DAG;
+    otherwise the nodes on or after a cycle."""
+    waiting = np.bincount(child, minlength=n)
+    order = np.argsort(parent, kind="stable")
+    children = child[order]
+    first = np.zeros(n + 1, dtype=np.int64)
+    first[1:] = np.cumsum(np.bincount(parent, minlength=n))
+    ready = np.flatnonzero(waiting == 0)
+    while ready.size:
+        counts = first[ready + 1] - first[ready]
+        total = int(counts.sum())
+        if not total:
+            break
+        # positions first[r] .. first[r + 1] - 1 of every ready node r, concatenated
+        starts = np.repeat(first[ready] - np.cumsum(counts) + counts, counts)
+        hit, times = np.unique(children[starts + np.arange(total)], return_counts=True)
+        waiting[hit] -= times
+        ready = hit[waiting[hit] == 0]
+    return np.flatnonzero(waiting > 0)
 
 
 def _some(ids: np.ndarray, k: int = 8) -> str:

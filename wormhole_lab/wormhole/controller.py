@@ -21,6 +21,8 @@ from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.settings import WormholeConfig
 
+GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
+
 
 def config_fingerprint(engine_config) -> str:
     """Everything in the engine configuration that shapes a transient (not the seed, the generator or the stop time)."""
@@ -39,9 +41,10 @@ class WormholeController:
         # memo lookups need a partition as it forms. A partition is stored only once it stayed unchanged for a
         # steady window, which a flow that empties sooner at line rate mostly prevents: the lookups follow the
         # flows that can outlast a window (short flows, as in random traffic, would cost a return each)
-        window_ps = (steady.window - 1) * steady.interval_ps
+        window_ps = ((steady.line_window or steady.window) - 1) * steady.interval_ps  # the shortest verdict
         eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= window_ps if config.memo else np.zeros(len(flows), bool)
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
+        state.ci[L.CI_STEADY_LINE] = steady.line_window
         self.ff = FastForward(
             state,
             flows,
@@ -52,10 +55,8 @@ class WormholeController:
             steady.window * steady.interval_ps,
             steady.theta,
         )
-        self.port_sets = [
-            set(d.tolist()) | set(a.tolist()) for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
-        ]
-        self.partitions = Partitions(self.port_sets)
+        self.paths = self.ff.paths
+        self.partitions = Partitions(self.paths)
         self.retry_ps = steady.window * steady.interval_ps
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
@@ -65,10 +66,8 @@ class WormholeController:
             self.lookup = PatternLookup(
                 self.memo,
                 config_fingerprint(engine_config),
-                self.ff.data_ports,
-                self.ff.ack_ports,
-                self.port_sets,
-                self._path_shapes(),
+                self.paths,
+                self.paths.shapes(state.pt[:, L.PT_DELAY]),
                 line_bps,
             )
         self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
@@ -77,15 +76,6 @@ class WormholeController:
             window_ps = steady.window * steady.interval_ps
             self.auditor = Auditor(state, config.audit, engine_config.seed, window_ps, config.audit_windows)
             self.ff.auditor = self.auditor
-
-    def _path_shapes(self) -> list[str]:
-        """Per flow, the path shape in the FCG labels: hop counts and one-way propagation delays (ns) of the
-        data and ACK paths."""
-        delay = self.state.pt[:, L.PT_DELAY]
-        return [
-            f"{len(d)}+{len(a)}@{int(delay[d].sum() // 1000)}+{int(delay[a].sum() // 1000)}"
-            for d, a in zip(self.ff.data_ports, self.ff.ack_ports, strict=True)
-        ]
 
     def on_stop(self, steady: bool, horizon: int) -> None:
         """The kernel returned: place the flows it logged, then fast-forward the partitions that turned steady."""
@@ -105,6 +95,7 @@ class WormholeController:
             elif not started:
                 changed.update(dict.fromkeys(self.partitions.touched_by(f), t))
                 self.state.fl[f, L.FL_PART] = -1
+                self.paths.forget(f)
         # each changed partition is written once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
         alive = sorted(part for part in changed if part in self.partitions.flows)
@@ -137,11 +128,8 @@ class WormholeController:
             self.ff.finish(self.partitions.of_flow[f], now)
             part, split_off = self.partitions.remove(f)
             fl[f, L.FL_PART] = -1
-            released = [
-                int(p)
-                for p in self.ff.data_ports[f].tolist() + self.ff.ack_ports[f].tolist()
-                if int(p) not in self.partitions._port_flows
-            ]
+            released = [p for p in self.paths[f] if p not in self.partitions._port_flows]
+            self.paths.forget(f)
             self.state.pt[released, L.PT_PART] = -1
             changed = {q for q in [part, *split_off] if q in self.partitions.flows}
         self.partition_log.append((t, len(self.partitions.flows)))
@@ -176,17 +164,19 @@ class WormholeController:
             self.pending[part] = (now, key, rates, members, start)
 
     def _apply(self, part, value, mapping, now, horizon) -> bool:
-        """Use a stored transient if every flow has room for it and no known start falls inside it."""
+        """Use a stored transient if every flow has room for it and no known start comes before the partition's
+        first completion (``FastForward.joined_before``)."""
         t_conv, fl = value["t_conv"], self.state.fl
-        if self.ff.next_known_start(self.partitions.ports(part), now) < now + t_conv:
-            return False
-        flows = {}
+        flows, goodput, sent = {}, {}, {}
         for i, entry in enumerate(value["flows"]):
             f = mapping[i]
             room = fl[f, L.FL_SIZE] - fl[f, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload
             if entry["bytes"] > room:
                 return False
             flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
+            goodput[f], sent[f] = entry["float"][GOODPUT], fl[f, L.FL_SND_NXT] + entry["bytes"]
+        if self.ff.joined_before(self.partitions.ports(part), now, t_conv + self.ff.until_done(goodput, sent)):
+            return False
         self.ff.memo_jump(part, now, t_conv, flows, self.partitions.ports(part), horizon)
         return True
 

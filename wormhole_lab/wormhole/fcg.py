@@ -10,19 +10,23 @@ flows onto the current ones.
 import json
 
 import networkx as nx
+import numpy as np
 from networkx.algorithms.isomorphism import GraphMatcher
 
 RATE_LEVELS = 20  # rates are compared in steps of 1/20 of the line rate
 
 
-def rate_level(rate_bps, line_bps) -> int:
-    return round(rate_bps / line_bps * RATE_LEVELS)
+def rate_levels(rate_bps: np.ndarray, line_bps: np.ndarray) -> np.ndarray:
+    """Rates in steps of 1/RATE_LEVELS of the line rate (halves to even, as Python's ``round``)."""
+    return np.rint(rate_bps / line_bps * RATE_LEVELS).astype(np.int64)
 
 
 def conflict_graph(members, flow_ports: dict, rate_bps: dict, line_bps: dict, hops: dict) -> nx.Graph:
     graph = nx.Graph()
-    for f in members:
-        graph.add_node(f, label=f"{rate_level(rate_bps[f], line_bps[f])}/{hops[f]}/{line_bps[f]}")
+    members = list(members)  # nodes in the caller's order: the matcher's first isomorphism depends on it
+    levels = rate_levels(np.array([rate_bps[f] for f in members], float), np.array([line_bps[f] for f in members]))
+    for f, level in zip(members, levels.tolist(), strict=True):
+        graph.add_node(f, label=f"{level}/{hops[f]}/{line_bps[f]}")
     members = sorted(members)
     for i, f in enumerate(members):
         for g in members[i + 1 :]:

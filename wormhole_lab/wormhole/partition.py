@@ -54,9 +54,11 @@ class Partitions:
     def remove(self, f: int) -> tuple[int, list[int]]:
         """Drop a finished flow; returns (its former partition, ids of partitions split off from it)."""
         part = self.of_flow.pop(f)
+        neighbours: set[int] = set()
         for p in self._flow_ports[f]:
             users = self._port_flows[int(p)]
             users.discard(f)
+            neighbours |= users
             if not users:
                 del self._port_flows[int(p)]
         members = self.flows[part]
@@ -64,6 +66,8 @@ class Partitions:
         if not members:
             del self.flows[part]
             self._free_ids.append(part)
+            return part, []
+        if self._reach_all(neighbours):
             return part, []
         components = self._components(members)
         if len(components) == 1:
@@ -78,6 +82,23 @@ class Partitions:
                 self.of_flow[g] = q
             new_ids.append(q)
         return part, new_ids
+
+    def _reach_all(self, targets: set[int]) -> bool:
+        """Whether the flows ``targets`` are still connected to each other. Those that shared a port with a removed
+        flow being connected means nothing split off (a path through the removed flow can go round it); a search
+        that stops once it met them all costs a fraction of the whole partition's components."""
+        left = set(targets)
+        queue = deque([left.pop()])
+        seen = set(queue)
+        while queue and left:
+            g = queue.popleft()
+            for p in self._flow_ports[g]:
+                for h in self._port_flows.get(int(p), ()):
+                    if h not in seen:
+                        seen.add(h)
+                        left.discard(h)
+                        queue.append(h)
+        return not left
 
     def _components(self, members: set[int]) -> list[set[int]]:
         """Connected components of ``members`` through shared ports (a local BFS, not a full recompute)."""

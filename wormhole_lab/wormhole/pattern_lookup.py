@@ -1,41 +1,52 @@
 """Finding a partition's stored transient: its FCG, the canonical key, the memo DB's entries under that key
 and a labelled isomorphism that maps a stored entry onto the partition's flows.
 
-The partitions of a training job repeat on the same ports (every layer's all-to-all runs on the same
-NICs and switch ports), so each outcome is also kept for the run by the partition's layout: the flows'
-paths and rate levels in a canonical order. A layout seen before needs neither the hash nor
-the isomorphism: the stored mapping carries over position by position (flows with equal paths and rate
-levels are interchangeable). Layouts found in no entry are forgotten whenever an entry is stored.
+The partitions of a training job repeat, on the same ports (every layer's all-to-all runs on the same NICs
+and switch ports) and on others alike (each expert group's all-to-all), so each outcome is also kept for the
+run by the partition's layout: its flows in the order of their paths, each with its rate level, path shape
+and line rate, and its ports renumbered in order of first use. A layout seen before needs neither the FCG,
+the hash nor the isomorphism: two partitions of one layout have the same FCG, flow for flow in that order (the
+renumbering is a one-to-one map of their ports, so every flow pair shares as many), and the stored mapping
+carries over position by position. Layouts found in no entry are forgotten whenever an entry is stored.
 """
 
 import numpy as np
 
-from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, rate_level, to_json
+from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, rate_levels, to_json
 
 
 class PatternLookup:
-    """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``data_ports`` and
-    ``ack_ports`` (its paths), ``port_sets`` (the ports of both), ``hops`` (path shape label) and ``line_bps``
-    (its NIC's rate)."""
+    """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``paths`` (a FlowPaths:
+    its data and ACK ports), ``hops`` (path shape label) and ``line_bps`` (its NIC's rate)."""
 
-    def __init__(self, memo, fingerprint: str, data_ports, ack_ports, port_sets, hops, line_bps):
+    def __init__(self, memo, fingerprint: str, paths, hops, line_bps):
         self.memo = memo
         self.fingerprint = fingerprint
-        self.data_ports = data_ports
-        self.ack_ports = ack_ports
-        self.port_sets = port_sets
+        self.paths = paths
         self.hops = hops
         self.line_bps = np.asarray(line_bps)
+        self._line = self.line_bps.tolist()  # Python ints: a layout is a tuple of plain values
         self._layouts: dict[tuple, tuple[str, tuple | None]] = {}
-        self._port_tuples: dict[int, tuple] = {}
         self._parsed: dict = {}
 
     def find(self, members, rates: dict) -> tuple[str, tuple[dict, dict] | None]:
         """(key, found) for the partition of flows ``members`` sending at ``rates`` (bit/s per flow);
         found is (stored value, mapping of stored vertex index -> flow) or None."""
-        entries = sorted((self._ports(f), rate_level(rates[f], self.line_bps[f]), f) for f in members)
+        flows = list(members)
+        levels = rate_levels(np.array([rates[f] for f in flows], dtype=float), self.line_bps[flows]).tolist()
+        entries = sorted((self.paths.route(f), level, f) for f, level in zip(flows, levels, strict=True))
         order = [f for _, _, f in entries]
-        layout = tuple(entry[:2] for entry in entries)
+        number: dict[int, int] = {}
+        layout = tuple(
+            (
+                tuple(number.setdefault(p, len(number)) for p in data),
+                tuple(number.setdefault(p, len(number)) for p in ack),
+                level,
+                self.hops[f],
+                self._line[f],
+            )
+            for (data, ack), level, f in entries
+        )
         known = self._layouts.get(layout)
         if known is None:
             graph = self.graph(members, rates)
@@ -61,16 +72,11 @@ class PatternLookup:
     def graph(self, members, rates: dict):
         return conflict_graph(
             members,
-            {f: self.port_sets[f] for f in members},
+            {f: self.paths[f] for f in members},
             rates,
             {f: int(self.line_bps[f]) for f in members},
             {f: self.hops[f] for f in members},
         )
-
-    def _ports(self, f: int) -> tuple:
-        if f not in self._port_tuples:
-            self._port_tuples[f] = (tuple(self.data_ports[f].tolist()), tuple(self.ack_ports[f].tolist()))
-        return self._port_tuples[f]
 
     def _stored(self, key: str, graph) -> tuple[dict, dict] | None:
         for text, value in self.memo.candidates(self.fingerprint, key):

@@ -22,27 +22,37 @@ class SteadyConfig:
     the memo-off result, so accuracy keeps l = 50). DCQCN raises its rate only on its RP timer (300 us
     in the reference's presets), so its window spans two timer periods (60 samples 10 us apart):
     shorter windows mistake a flow parked at the minimum rate between two timer ticks for a steady one.
-    ``min_skip_ps`` is the shortest skip worth taking.
+    ``min_skip_ps`` is the shortest skip worth taking. ``line_window`` (DCQCN only): a DCQCN flow whose last
+    ``line_window`` samples sit at its line rate, with no CNP pending, is steady without the long window,
+    since nothing but a CNP moves its rate; the default spans the other CCAs' 50 us (6 samples 10 us apart).
     """
 
     theta: float = 0.05
     window: int | None = None
     interval_ps: int | None = None
     min_skip_ps: int = 20_000_000
+    line_window: int | None = None
 
     def for_cca(self, cfg) -> "SteadyConfig":
         """These settings with the defaults filled in for the engine configuration ``cfg``."""
+        line_window = 0
         if cfg.cca == "dcqcn":
             interval = self.interval_ps or 10_000_000
             window = self.window or max(2, -(-2 * cfg.rp_timer_ps // interval))
+            default = min(window, max(2, -(-50_000_000 // interval) + 1))
+            line_window = default if self.line_window is None else self.line_window
         else:
             interval = self.interval_ps or 1_000_000
             window = self.window or 50
-        return SteadyConfig(self.theta, window, interval, self.min_skip_ps)
+        return SteadyConfig(self.theta, window, interval, self.min_skip_ps, line_window)
 
     def __post_init__(self):
         if not 0 < self.theta < 1:
             raise InputError("SteadyConfig.theta", f"must be in (0, 1), got {self.theta}", "the paper uses 0.05")
+        if self.line_window is not None and (self.line_window < 0 or self.line_window == 1):
+            raise InputError(
+                "SteadyConfig.line_window", f"needs 0 (off) or at least 2 samples, got {self.line_window}", "use e.g. 6"
+            )
         if self.window is not None and self.window < 2:
             raise InputError("SteadyConfig.window", f"needs at least 2 samples, got {self.window}", "use e.g. 50")
         if (self.interval_ps is not None and self.interval_ps <= 0) or self.min_skip_ps < 0:

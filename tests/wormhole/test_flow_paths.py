@@ -1,0 +1,34 @@
+"""FlowPaths: each flow's ports and path-shape label, read from the engine's path table on demand."""
+
+import numpy as np
+
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.simulation import Scenario, prepare
+from wormhole_lab.topology.builders import rail_optimized
+from wormhole_lab.topology.routing import Routes
+from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.wormhole.flow_paths import FlowPaths
+
+
+def test_ports_sets_and_shapes_are_the_routes_of_each_flow():
+    topo = rail_optimized(2, 4)
+    hosts = topo.hosts
+    flows = make_flows(hosts[[0, 1, 5, 7]], hosts[[4, 2, 1, 3]], [10_000] * 4, [0] * 4)
+    state = prepare(Scenario(topo, flows, preset("hp"))).state
+    routes = Routes(topo).paths(flows)
+    paths = FlowPaths.of_state(state)
+    delay = np.arange(state.pt.shape[0]) * 1000 + 7  # distinct per port, and not whole nanoseconds
+    shapes = paths.shapes(delay)
+    for f in range(len(flows)):
+        data, ack = paths.data(f), paths.ack(f)
+        assert data.tolist() == routes.data(f).tolist() and ack.tolist() == routes.ack(f).tolist()
+        assert paths[f] == frozenset(data.tolist()) | frozenset(ack.tolist())
+        assert shapes[f] == f"{len(data)}+{len(ack)}@{delay[data].sum() // 1000}+{delay[ack].sum() // 1000}"
+    assert len(paths) == len(flows) and len(set(shapes.tolist())) > 1
+
+
+def test_a_completed_flows_set_is_dropped_and_made_again_if_asked():
+    paths = FlowPaths(np.array([5, 6, 7, 6, 5]), [0, 1], [2, 1], [3, 4], [2, 1])
+    assert paths[0] == {5, 6} and paths[1] == {5, 6} and paths.data(1).tolist() == [6]
+    paths.forget(0)
+    assert 0 not in paths._sets and paths[0] == {5, 6}

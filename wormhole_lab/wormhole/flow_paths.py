@@ -1,0 +1,77 @@
+"""Each flow's egress ports, read from the engine's path table when they are asked for.
+
+Made up front for every flow, as an array and a set each, the paths of MoE-32x22B's 1.4 M flows cost ~45 s
+and ~1 GB before the first event; a run needs the sets of the active flows only, so they are made on demand
+and dropped when the flow completes.
+"""
+
+import numpy as np
+
+from wormhole_lab.engine import layout as L
+
+
+class FlowPaths:
+    """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``route(f)``: both as
+    tuples and ``paths[f]``: the set of both (kept until ``forget(f)``); ``shapes(delay_ps)``: per flow, its
+    path-shape label."""
+
+    def __init__(self, table: np.ndarray, data_begin, data_length, ack_begin, ack_length):
+        """Flow f's data ports are ``table[data_begin[f] : data_begin[f] + data_length[f]]``, its ACK ports alike."""
+        self._table = np.asarray(table)
+        self._data = np.asarray(data_begin), np.asarray(data_length)
+        self._ack = np.asarray(ack_begin), np.asarray(ack_length)
+        self._sets: dict[int, tuple] = {}
+
+    @classmethod
+    def of_state(cls, state) -> "FlowPaths":
+        """The paths of an engine state's flows."""
+        fl = state.fl
+        columns = (L.FL_PATH_BEGIN, L.FL_PATH_LEN, L.FL_APATH_BEGIN, L.FL_APATH_LEN)
+        return cls(state.path_ports, *(fl[:, c].copy() for c in columns))
+
+    def __len__(self) -> int:
+        return len(self._data[0])
+
+    def data(self, f: int) -> np.ndarray:
+        begin, length = self._data[0][f], self._data[1][f]
+        return self._table[begin : begin + length]
+
+    def ack(self, f: int) -> np.ndarray:
+        begin, length = self._ack[0][f], self._ack[1][f]
+        return self._table[begin : begin + length]
+
+    def route(self, f: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Flow f's (data ports, ACK ports) as tuples, kept until ``forget(f)``."""
+        return self._kept(f)[0]
+
+    def __getitem__(self, f: int) -> frozenset:
+        return self._kept(f)[1]
+
+    def _kept(self, f: int) -> tuple[tuple, frozenset]:
+        kept = self._sets.get(f)
+        if kept is None:
+            data, ack = tuple(self.data(f).tolist()), tuple(self.ack(f).tolist())
+            kept = self._sets[f] = (data, ack), frozenset(data) | frozenset(ack)
+        return kept
+
+    def forget(self, f: int) -> None:
+        """Flow ``f`` completed: its ports are not needed again."""
+        self._sets.pop(f, None)
+
+    def shapes(self, delay_ps: np.ndarray) -> np.ndarray:
+        """Per flow, hop counts and one-way propagation delays (ns) of its data and ACK paths, as the FCG's label
+        ``"hops+hops@ns+ns"`` (``delay_ps``: per port)."""
+        total = np.concatenate([[0], np.cumsum(delay_ps[self._table])])
+        rows = [
+            column
+            for begin, length in (self._data, self._ack)
+            for column in (length, (total[begin + length] - total[begin]) // 1000)
+        ]
+        which = np.zeros(len(self), dtype=np.int64)
+        for column in rows:  # one code per distinct row, column by column (np.unique(axis=0) sorts rows: 20x slower)
+            values, code = np.unique(column, return_inverse=True)
+            which = np.unique(which * len(values) + code.ravel(), return_inverse=True)[1].ravel()
+        first = np.unique(which, return_index=True)[1]
+        d, dd, a, ad = (column[first].tolist() for column in rows)
+        labels = np.array([f"{d[i]}+{a[i]}@{dd[i]}+{ad[i]}" for i in range(len(first))], dtype=object)
+        return labels[which]
