@@ -63,15 +63,18 @@ FLOW_START_HOPS = 2
 
 
 @kernel
-def run_until(
-    g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, tel_time, tel_port, tel_flow,
-    sel_ports, sel_flows, child_offset, children, active, parts, rate_ring, seq_ring, flow_log, t_stop,
-):  # fmt: skip
-    """Execute events with time <= t_stop. Returns a STOP_* reason; state stays consistent at every return.
+def run_until(t, t_stop):
+    """Execute events with time <= t_stop on the engine's tables ``t`` (``state.Tables``). Returns a STOP_*
+    reason; state stays consistent at every return.
 
     With partitions on (CI_STEADY_INTERVAL > 0) it logs every flow start and completion (``flow_log``) and
     also returns when the layer above must take that log, and when a partition turns steady, so that the
     layer above can re-partition and fast-forward."""
+    g, events, pk, pt, ptf, nd, fl, ff = t.g, t.events, t.pk, t.pt, t.ptf, t.nd, t.fl, t.ff
+    ci, cf, rng, port_qps, path_ports, pfc_log = t.ci, t.cf, t.rng, t.port_qps, t.path_ports, t.pfc_log
+    tel_time, tel_port, tel_flow, sel_ports, sel_flows = t.tel_time, t.tel_port, t.tel_flow, t.sel_ports, t.sel_flows
+    child_offset, children, active, parts = t.child_offset, t.children, t.active, t.parts
+    rate_ring, seq_ring, flow_log = t.rate_ring, t.seq_ring, t.flow_log
     n_flows = fl.shape[0]
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0

@@ -23,7 +23,7 @@ def advance(state: EngineState, t_stop_ps: int) -> str:
     or 'chunk' (a telemetry chunk is full: take it with ``state.take_chunk()`` and call again); with
     partitions attached also 'flow_event' (g[G_FLOW_EVENT] started or completed) and 'steady'."""
     while True:
-        reason = run_until(*state.arrays(), t_stop_ps)
+        reason = run_until(state.arrays(), t_stop_ps)
         if reason != L.STOP_GROW:
             return STOP_NAMES[reason]
         state.grow()

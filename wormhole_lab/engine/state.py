@@ -4,6 +4,7 @@ Everything here runs in Python before a kernel is called: it is where inputs are
 where the only allocations happen. Kernels never allocate; they stop and ask for room.
 """
 
+from collections import namedtuple
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -67,11 +68,11 @@ class EngineState:
     seq_ring: np.ndarray  # [flow, l, 2] bytes acknowledged and bytes sent at the same samples
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
 
-    def arrays(self) -> tuple:
-        """The kernels' array arguments, in field order (cached: the run loop asks for them at every stop)."""
+    def arrays(self) -> "Tables":
+        """Every table, named as these fields (cached: the run loop passes them to the kernel at every stop)."""
         cached = self.__dict__.get("_arrays")
         if cached is None:
-            cached = tuple(getattr(self, f.name) for f in fields(self))
+            cached = Tables(*(getattr(self, f.name) for f in fields(self)))
             object.__setattr__(self, "_arrays", cached)
         return cached
 
@@ -178,6 +179,11 @@ class EngineState:
             self.events = wheel.grown(self.g, self.events)
         if self.g[L.G_PFC_COUNT] + L.HEADROOM_PER_EVENT > self.pfc_log.shape[0]:
             self.pfc_log = np.concatenate([self.pfc_log, np.zeros_like(self.pfc_log)])
+
+
+# What the kernel's entry takes: the tables by name (one argument instead of 26 in a fixed order). Numba passes a
+# named tuple of arrays member by member, so the inner helpers keep taking just the tables they touch.
+Tables = namedtuple("Tables", [f.name for f in fields(EngineState)])
 
 
 def _link_free(pk: np.ndarray, begin: int, end: int, g: np.ndarray) -> None:
