@@ -91,3 +91,29 @@ def test_the_queue_grows_without_losing_an_event():
         wheel.push(g, events, int(t), 0, i, 0)
     assert events.shape[0] - wheel.TABLE_ROWS == 256
     assert [_take(g, events)[3] for _ in times] == list(np.lexsort((np.arange(200), times)))
+
+
+def test_events_scheduled_from_python_pop_as_if_pushed():
+    """``schedule`` writes rows without a kernel call; the next ``first`` links them in. Whether the free list is a
+    new queue's run of rows or scattered by earlier pops, the order is what pushes in that order would give."""
+    rng = np.random.default_rng(11)
+    times = rng.integers(0, 3 * WINDOW_PS, 300)
+    for scatter in (False, True):
+        g = np.zeros(L.G_N, dtype=np.int64)
+        events = wheel.new_events(g, 1024)
+        model = []
+        if scatter:  # pops put rows back on the free list out of order
+            for i, t in enumerate(rng.permutation(200)):
+                wheel.push(g, events, int(t) * 7919, 3, i, 0)
+            for _ in range(150):
+                _take(g, events)
+            model = [tuple(int(x) for x in row[: L.E_B + 1]) for row in wheel.pending(events)]
+            heapq.heapify(model)
+        seq = int(g[L.G_SEQ])
+        wheel.schedule(g, events, times, 5, np.arange(len(times)))
+        assert g[L.G_UNLINKED] == 1 and g[L.G_PENDING] == len(model) + len(times)
+        for i, t in enumerate(times.tolist()):
+            heapq.heappush(model, (t, seq + i, 5, i, 0))
+        while model:
+            assert _take(g, events) == heapq.heappop(model)
+        assert wheel.first(g, events) == -1 and g[L.G_UNLINKED] == 0

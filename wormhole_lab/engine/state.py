@@ -100,7 +100,7 @@ class EngineState:
         self.ci[L.CI_SAMPLE_END] = L.SAMPLE_NO_END if end_ps is None else end_ps
         self.ci[L.CI_SAMPLE_IDLE] = idle_samples
         first = start_ps if idle_samples else self._first_grid_point(start_ps, interval_ps)
-        wheel.push(self.g, self.events, first, L.EV_SAMPLE, 0, 0)
+        wheel.schedule(self.g, self.events, [first], L.EV_SAMPLE, [0])
 
     def _first_grid_point(self, origin: int, interval: int) -> int:
         """The first time ``origin + k * interval`` (k >= 0) at or after the earliest scheduled event."""
@@ -123,7 +123,7 @@ class EngineState:
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps
         self.ci[L.CI_STEADY_WINDOW] = window
         self.cf[L.CF_THETA] = theta
-        wheel.push(self.g, self.events, self._first_grid_point(0, interval_ps), L.EV_STEADY_SAMPLE, 0, 0)
+        wheel.schedule(self.g, self.events, [self._first_grid_point(0, interval_ps)], L.EV_STEADY_SAMPLE, [0])
 
     def take_chunk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Copies of the filled telemetry rows; the chunk buffer is then reused."""
@@ -358,7 +358,7 @@ def build_state(
     free_flows = np.flatnonzero(n_deps == 0)
     order = free_flows[np.lexsort((free_flows, flows.start_ps[free_flows]))]
     events = wheel.new_events(g, len(order) + INITIAL_SPARE_EVENTS)
-    wheel.push_each(g, events, flows.start_ps[order].astype(np.int64), L.EV_FLOW_START, order.astype(np.int64))
+    wheel.schedule(g, events, flows.start_ps[order], L.EV_FLOW_START, order)
     g[L.G_FLOW_EVENT] = -1
     pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
     _link_free(pk, 0, pk.shape[0], g)
