@@ -94,7 +94,7 @@ def test_the_queue_grows_without_losing_an_event():
 
 
 def test_events_scheduled_from_python_pop_as_if_pushed():
-    """``schedule`` writes rows without a kernel call; the next ``first`` links them in. Whether the free list is a
+    """``schedule`` writes rows without a kernel call; ``link_scheduled`` links them in. Whether the free list is a
     new queue's run of rows or scattered by earlier pops, the order is what pushes in that order would give."""
     rng = np.random.default_rng(11)
     times = rng.integers(0, 3 * WINDOW_PS, 300)
@@ -114,6 +114,7 @@ def test_events_scheduled_from_python_pop_as_if_pushed():
         assert g[L.G_UNLINKED] == 1 and g[L.G_PENDING] == len(model) + len(times)
         for i, t in enumerate(times.tolist()):
             heapq.heappush(model, (t, seq + i, 5, i, 0))
+        wheel.link_scheduled(g, events)
         while model:
             assert _take(g, events) == heapq.heappop(model)
         assert wheel.first(g, events) == -1 and g[L.G_UNLINKED] == 0

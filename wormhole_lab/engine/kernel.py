@@ -57,7 +57,7 @@ from wormhole_lab.engine.layout import (
 from wormhole_lab.engine.port import dequeue_and_transmit
 from wormhole_lab.engine.rate_window import steady_sample
 from wormhole_lab.engine.sampling import sample
-from wormhole_lab.engine.wheel import first, free_rows, push, take
+from wormhole_lab.engine.wheel import first, free_rows, link_scheduled, push, take
 
 FLOW_START_HOPS = 2
 
@@ -76,6 +76,7 @@ def run_until(t, t_stop):
     child_offset, children, active, parts = t.child_offset, t.children, t.active, t.parts
     rate_ring, seq_ring, flow_log = t.rate_ring, t.seq_ring, t.flow_log
     n_flows = fl.shape[0]
+    link_scheduled(g, events)
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:

@@ -31,7 +31,7 @@ G_WHEEL_BASE = 21  # event queue (wheel.py): first bucket of the wheel's window
 G_WHEEL_COUNT = 22  # events in the wheel
 G_OVERFLOW = 23  # events in the overflow heap, beyond the window
 G_EVENT_FREE = 24  # first free event row, -1 when none
-G_UNLINKED = 25  # 1 when Python scheduled events that the next wheel.first links in (wheel.schedule)
+G_UNLINKED = 25  # 1 when Python scheduled events that wheel.link_scheduled must link in (wheel.schedule)
 G_N = 26
 
 VIOLATION_TIME_BACKWARDS = 1

@@ -182,8 +182,8 @@ def push(g, events, time, kind, a, b):
 
 def schedule(g: np.ndarray, events: np.ndarray, times, kind: int, ids) -> None:
     """Python side: ``push(times[i], kind, ids[i], 0)`` for each i, in order. The rows are written here and linked
-    into the wheel by the kernel's next ``first``: calling a kernel from Python loads its own compiled code from
-    the cache, 0.3 s of a small run's start."""
+    into the wheel by ``link_scheduled`` when a run loop starts: calling a kernel from Python loads its own compiled
+    code from the cache, 0.3 s of a small run's start."""
     times, ids = np.asarray(times, dtype=np.int64), np.asarray(ids, dtype=np.int64)
     n, head = len(times), int(g[G_EVENT_FREE])
     if n > events.shape[0] - TABLE_ROWS - g[G_PENDING]:
@@ -206,10 +206,16 @@ def schedule(g: np.ndarray, events: np.ndarray, times, kind: int, ids) -> None:
 
 
 @kernel
-def first(g, events):
-    """Row of the earliest pending event (-1 when none). Read it, then remove it with ``take``."""
+def link_scheduled(g, events):
+    """Link in the events Python scheduled (``schedule``); the run loops call it on entry (a test in ``first``
+    would cost a branch per event: ~7 % of fat_perm64's kernel)."""
     if g[G_UNLINKED]:
         relink(g, events)
+
+
+@kernel
+def first(g, events):
+    """Row of the earliest pending event (-1 when none). Read it, then remove it with ``take``."""
     if g[G_WHEEL_COUNT] == 0:
         return events[TABLE_ROWS, E_HEAP] if g[G_OVERFLOW] > 0 else -1
     b = g[G_WHEEL_BASE]

@@ -32,7 +32,7 @@ from wormhole_lab.engine.layout import (
     STOP_IDLE,
     STOP_TIME,
 )
-from wormhole_lab.engine.wheel import first, free_rows, push, take
+from wormhole_lab.engine.wheel import first, free_rows, link_scheduled, push, take
 from wormhole_lab.flowlevel.jit import flow_kernel
 from wormhole_lab.flowlevel.maxmin import waterfill
 
@@ -96,6 +96,7 @@ def run_until(
     (the reference the incremental path is tested against)."""
     n = fl.shape[0]
     n_all_ports = port_cnt.shape[0]
+    link_scheduled(g, events)
     while True:
         if g[G_DONE_COUNT] == n:
             return STOP_ALL_DONE
