@@ -56,7 +56,7 @@ class _Node:
 
 def _emit(builder: FlowBuilder, src: int, dst: int, size: int, deps: Iterable[_Node], phase: str) -> _Node:
     deps = list(deps)
-    if len(deps) == 1:  # most flows (every all-to-all flow): the ids are already distinct
+    if len(deps) == 1:  # most flows (every all-to-all flow): a node's ids are distinct already
         ids, carry = deps[0].ids, deps[0].carry
     else:
         ids = tuple(dict.fromkeys(i for d in deps for i in d.ids))
@@ -102,7 +102,7 @@ def _starts(ranks, after, gap_ps) -> dict[int, _Node]:
         gap = gap_ps.get(r, 0) if isinstance(gap_ps, Mapping) else gap_ps
         if gap < 0:
             raise InputError(f"gap_ps[{r}]", f"compute gap {gap} ps is negative", "use 0 or more")
-        out[r] = _Node(tuple(int(i) for i in after.get(r, ())), int(gap))
+        out[r] = _Node(tuple(dict.fromkeys(int(i) for i in after.get(r, ()))), int(gap))  # ids distinct, as _emit's
     return out
 
 

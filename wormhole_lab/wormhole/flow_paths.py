@@ -62,16 +62,17 @@ class FlowPaths:
         """Per flow, hop counts and one-way propagation delays (ns) of its data and ACK paths, as the FCG's label
         ``"hops+hops@ns+ns"`` (``delay_ps``: per port)."""
         total = np.concatenate([[0], np.cumsum(delay_ps[self._table])])
-        rows = [
-            column
-            for begin, length in (self._data, self._ack)
-            for column in (length, (total[begin + length] - total[begin]) // 1000)
+        (data_begin, data_hops), (ack_begin, ack_hops) = self._data, self._ack
+        columns = [
+            data_hops,
+            ack_hops,
+            (total[data_begin + data_hops] - total[data_begin]) // 1000,
+            (total[ack_begin + ack_hops] - total[ack_begin]) // 1000,
         ]
         which = np.zeros(len(self), dtype=np.int64)
-        for column in rows:  # one code per distinct row, column by column (np.unique(axis=0) sorts rows: 20x slower)
+        for column in columns:  # a code per distinct shape, column by column (np.unique(axis=0) is 20x slower)
             values, code = np.unique(column, return_inverse=True)
             which = np.unique(which * len(values) + code.ravel(), return_inverse=True)[1].ravel()
         first = np.unique(which, return_index=True)[1]
-        d, dd, a, ad = (column[first].tolist() for column in rows)
-        labels = np.array([f"{d[i]}+{a[i]}@{dd[i]}+{ad[i]}" for i in range(len(first))], dtype=object)
-        return labels[which]
+        labels = [f"{d}+{a}@{dd}+{ad}" for d, a, dd, ad in zip(*(c[first].tolist() for c in columns), strict=True)]
+        return np.array(labels, dtype=object)[which]

@@ -8,7 +8,7 @@ while a partition lives (merges keep the largest one's id), so widgets can follo
 """
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import networkx as nx
 
@@ -69,10 +69,8 @@ class Partitions:
             return part, []
         if self._reach_all(neighbours):
             return part, []
-        components = self._components(members)
-        if len(components) == 1:
-            return part, []
-        components.sort(key=len, reverse=True)
+        # neighbours that no longer meet lie in different components: the partition splits
+        components = sorted(self._components(members), key=len, reverse=True)
         self.flows[part] = components[0]
         new_ids = []
         for component in components[1:]:
@@ -83,37 +81,35 @@ class Partitions:
             new_ids.append(q)
         return part, new_ids
 
+    def _reach(self, start: int) -> Iterator[int]:
+        """The active flows connected to ``start`` through shared ports, in breadth-first order (a local search)."""
+        seen, queue = {start}, deque([start])
+        while queue:
+            g = queue.popleft()
+            yield g
+            for p in self._flow_ports[g]:
+                for h in self._port_flows.get(int(p), ()):
+                    if h not in seen:
+                        seen.add(h)
+                        queue.append(h)
+
     def _reach_all(self, targets: set[int]) -> bool:
         """Whether the flows ``targets`` are still connected to each other. Those that shared a port with a removed
         flow being connected means nothing split off (a path through the removed flow can go round it); a search
         that stops once it met them all costs a fraction of the whole partition's components."""
         left = set(targets)
-        queue = deque([left.pop()])
-        seen = set(queue)
-        while queue and left:
-            g = queue.popleft()
-            for p in self._flow_ports[g]:
-                for h in self._port_flows.get(int(p), ()):
-                    if h not in seen:
-                        seen.add(h)
-                        left.discard(h)
-                        queue.append(h)
-        return not left
+        for g in self._reach(left.pop()):
+            left.discard(g)
+            if not left:
+                return True
+        return False
 
     def _components(self, members: set[int]) -> list[set[int]]:
-        """Connected components of ``members`` through shared ports (a local BFS, not a full recompute)."""
+        """Connected components of ``members`` through shared ports."""
         left, components = set(members), []
         while left:
-            start = left.pop()
-            component, queue = {start}, deque([start])
-            while queue:
-                g = queue.popleft()
-                for p in self._flow_ports[g]:
-                    for h in self._port_flows.get(int(p), ()):
-                        if h in left:
-                            left.discard(h)
-                            component.add(h)
-                            queue.append(h)
+            component = set(self._reach(left.pop()))
+            left -= component
             components.append(component)
         return components
 
