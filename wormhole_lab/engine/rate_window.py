@@ -112,16 +112,19 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
 
 @kernel
 def steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
-    """Sample every active flow of a partition that is not being skipped; then ``mark_candidates``."""
+    """Sample every active flow of a partition that is not being skipped; then ``mark_candidates``, when a flow is
+    steady (without one no partition is a candidate, and short flows, as in random traffic, are never steady)."""
+    steady = False
     for i in range(g[G_N_ACTIVE]):
         f = active[i]
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
             _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f)
+        steady = steady or fl[f, FL_STEADY] > 0
     nxt = next_sample_time(g, events, now, ci[CI_STEADY_INTERVAL])
     if nxt >= 0:
         push(g, events, nxt, EV_STEADY_SAMPLE, 0, 0)
-    return mark_candidates(g, fl, ci, parts, active, now)
+    return steady and mark_candidates(g, fl, ci, parts, active, now)
 
 
 @kernel

@@ -40,6 +40,16 @@ class FlowPaths:
         begin, length = self._ack[0][f], self._ack[1][f]
         return self._table[begin : begin + length]
 
+    def flat(self, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The data and ACK ports of ``flows``, flattened, and for each the index in ``flows`` of its flow."""
+        ports, owners = [], []
+        for begin, length in (self._data, self._ack):
+            lengths = length[flows]
+            first = np.repeat(begin[flows] - np.cumsum(lengths) + lengths, lengths)
+            ports.append(self._table[first + np.arange(lengths.sum())])
+            owners.append(np.repeat(np.arange(len(flows)), lengths))
+        return np.concatenate(ports), np.concatenate(owners)
+
     def route(self, f: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Flow f's (data ports, ACK ports) as tuples, kept until ``forget(f)``."""
         return self._kept(f)[0]

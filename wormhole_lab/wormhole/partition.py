@@ -26,6 +26,10 @@ class Partitions:
     def ports(self, part: int) -> set[int]:
         return {int(p) for f in self.flows[part] for p in self._flow_ports[f]}
 
+    def used_ports(self) -> list[int]:
+        """The ports of the active flows."""
+        return list(self._port_flows)
+
     def touched_by(self, f: int) -> set[int]:
         """Partitions that share a port with flow ``f``'s paths."""
         return {self.of_flow[g] for p in self._flow_ports[f] for g in self._port_flows.get(int(p), ())}
