@@ -11,6 +11,7 @@ be steady once the logged flows are placed.
 
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    FL_ACTIVE_POS,
     FL_APATH_BEGIN,
     FL_APATH_LEN,
     FL_EAGER,
@@ -25,6 +26,7 @@ from wormhole_lab.engine.layout import (
     G_FLOW_EVENT,
     G_FLOW_LOG_N,
     G_LOG_DUE,
+    G_N_ACTIVE,
     G_NOW,
     PA_LEFT_AT,
     PA_SKIP_END,
@@ -42,8 +44,9 @@ def _touches_skip(pt, parts, path_ports, begin, length, now):
 
 
 @kernel
-def record(g, pt, fl, parts, path_ports, flow_log):
-    """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now."""
+def record(g, pt, fl, parts, path_ports, flow_log, rate_ring, seq_ring):
+    """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now. A completion
+    moved the last active flow into the completed one's place: its steady-test rings move along (rate_window)."""
     f = g[G_FLOW_EVENT]
     now = g[G_NOW]
     g[G_FLOW_EVENT] = -1
@@ -60,6 +63,11 @@ def record(g, pt, fl, parts, path_ports, flow_log):
         ):
             return True
     else:
+        row, last = fl[f, FL_ACTIVE_POS], g[G_N_ACTIVE]
+        for i in range(rate_ring.shape[1] if row < last else 0):
+            rate_ring[row, i] = rate_ring[last, i]
+            seq_ring[row, i, 0] = seq_ring[last, i, 0]
+            seq_ring[row, i, 1] = seq_ring[last, i, 1]
         p = fl[f, FL_PART]
         if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
             parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates

@@ -80,7 +80,11 @@ def run_until(t, t_stop):
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
-        if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, parts, path_ports, flow_log):
+        if (
+            partitioned
+            and g[G_FLOW_EVENT] >= 0
+            and log_flow_event(g, pt, fl, parts, path_ports, flow_log, rate_ring, seq_ring)
+        ):
             return STOP_FLOW_EVENT
         r = first(g, events)
         if g[G_LOG_DUE] and (r < 0 or events[r, E_TIME] > g[G_NOW]):

@@ -1,7 +1,10 @@
 """The steady-state test inside the kernel: a sliding window of each active flow's sending rate.
 
 Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged and sent of
-every active flow go into per-flow rings of ``l`` samples. A flow is steady when (max - min) / mean of its
+every active flow go into per-flow rings of ``l`` samples: row ``FL_ACTIVE_POS`` of ``rate_ring`` and
+``seq_ring``, moved with the flow when a completion moves it in the active list (``flow_log.record``), so that
+the rows in use stay as few as the active flows (a row per flow id touched ~1.2 kB of fresh memory per flow,
+most of the sampler's cost on random short flows). A flow is steady when (max - min) / mean of its
 rates is below theta, and its bytes in flight held still over the newer half of the window (a queue that
 fills or drains makes the goodput differ from what the flow sends). Under DCQCN (``CI_STEADY_LINE`` > 0)
 a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending.
@@ -83,26 +86,26 @@ def _steady_span(fl, ci, cf, rate_ring, f, n):
 
 
 @kernel
-def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f):
-    """Push one sample and recompute the flow's steady verdict (FL_STEADY) and window goodput."""
+def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f, row):
+    """Push one sample into ring ``row`` and recompute the flow's steady verdict (FL_STEADY) and window goodput."""
     window = ci[CI_STEADY_WINDOW]
     pos = fl[f, FL_RING_POS]
-    rate_ring[f, pos] = fl[f, FL_RATE]
-    seq_ring[f, pos, 0] = fl[f, FL_SND_UNA]
-    seq_ring[f, pos, 1] = fl[f, FL_SND_NXT]
+    rate_ring[row, pos] = fl[f, FL_RATE]
+    seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
+    seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
     fl[f, FL_RING_POS] = (pos + 1) % window
     n = min(fl[f, FL_RING_N] + 1, window)
     fl[f, FL_RING_N] = n
     fl[f, FL_STEADY] = 0
-    span = _steady_span(fl, ci, cf, rate_ring, f, n)
+    span = _steady_span(fl[f : f + 1], ci, cf, rate_ring[row : row + 1], 0, n)  # the flow and its ring, as row 0
     if span == 0:
         return
     # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
     # may still reflect the rate before the window began
     half = span // 2
     back = (pos - half) % window
-    acked = fl[f, FL_SND_UNA] - seq_ring[f, back, 0]
-    sent = fl[f, FL_SND_NXT] - seq_ring[f, back, 1]
+    acked = fl[f, FL_SND_UNA] - seq_ring[row, back, 0]
+    sent = fl[f, FL_SND_NXT] - seq_ring[row, back, 1]
     ff[f, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
     # the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
     # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
@@ -119,7 +122,7 @@ def steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts,
         f = active[i]
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
-            _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f)
+            _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f, i)
         steady = steady or fl[f, FL_STEADY] > 0
     nxt = next_sample_time(g, events, now, ci[CI_STEADY_INTERVAL])
     if nxt >= 0:

@@ -28,7 +28,7 @@ PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports a
 INITIAL_PACKETS = 4096  # the tables start small and double on demand
 INITIAL_SPARE_EVENTS = 4096
 INITIAL_PFC_ROWS = 1024
-FLOW_LOG_ROWS = 1024  # a full flow log makes the kernel return, so this bounds the batch, not the run
+FLOW_LOG_ROWS = 16384  # a full flow log makes the kernel return, so this bounds the batch, not the run
 MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with a clear error
 MAX_EVENTS = 1 << 26
 
@@ -64,8 +64,8 @@ class EngineState:
     children: np.ndarray
     active: np.ndarray  # ids of the active flows, first g[G_N_ACTIVE] entries
     parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions
-    rate_ring: np.ndarray  # [flow, l] recent sending rates for the steady-state test
-    seq_ring: np.ndarray  # [flow, l, 2] bytes acknowledged and bytes sent at the same samples
+    rate_ring: np.ndarray  # [active position, l] recent sending rates for the steady-state test
+    seq_ring: np.ndarray  # [active position, l, 2] bytes acknowledged and bytes sent at the same samples
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
 
     def arrays(self) -> "Tables":
