@@ -45,6 +45,7 @@ class WormholeController:
         eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= window_ps if config.memo else np.zeros(len(flows), bool)
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
         state.ci[L.CI_STEADY_LINE] = steady.line_window
+        state.ci[L.CI_STEADY_CYCLES] = steady.cycles
         self.ff = FastForward(
             state,
             flows,

@@ -180,7 +180,10 @@ class FastForward:
         # staggered pair, skipped then, ended 1.4 % off packet mode; held to theta/10, 0.004 %
         hpcc = int(self.state.ci[L.CI_CC]) == L.CC_HPCC
         resolution = 0.0 if hpcc else 2 * self.payload / self.window_ps
+        cycled = self.state.fl[:, L.FL_CYC_STEADY]
         for p in (q for q in full if len(load[q]) > 1):
+            if all(cycled[f] for f in load[p]):
+                continue  # DCQCN shares measured over whole cycles, which repeated them within theta
             fastest = max(goodput[f] for f in load[p])
             for f in load[p]:
                 held_elsewhere = any(q in full and q != p for q in self.paths.data(f).tolist())
