@@ -123,7 +123,7 @@ def _cycle_span(fl, ff, ci, cf, parts, f, now):
     """DCQCN below its line rate: samples over which the flow repeats one rate cycle, 0 when it does not.
 
     Over the last ``CI_STEADY_CYCLES`` whole cycles (cut to cut), each cycle's goodput must be within theta of
-    the others' and its length within 2 theta (a settled 2-to-1 incast's cycles last 1570-1900 us), the bytes
+    the others' and its length within 2 theta (a settled 2-to-1 incast's cycles last 1500-1900 us), the bytes
     in flight must hold still, and the cycle in progress must not have outlasted the longest. The cycles must
     have begun after the partition's last skip, since the marks do not move with it. Sets ``FF_GOODPUT`` to
     the goodput over those cycles."""
