@@ -32,7 +32,8 @@ G_WHEEL_COUNT = 22  # events in the wheel
 G_OVERFLOW = 23  # events in the overflow heap, beyond the window
 G_EVENT_FREE = 24  # first free event row, -1 when none
 G_UNLINKED = 25  # 1 when Python scheduled events that wheel.link_scheduled must link in (wheel.schedule)
-G_N = 26
+G_MARKED = 26  # partitioned runs: 1 when a flow passed its FL_MARK since the layer above last looked
+G_N = 27
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -206,7 +207,8 @@ FL_PKTS_SENT = 53  # data packets put on the wire (invariant: sent = delivered +
 FL_PKTS_DELIVERED = 54
 FL_PKTS_DROPPED = 55
 FL_EAGER = 56  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
-FL_HOP_BASE = 57  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FL_MARK = 57  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
+FL_HOP_BASE = 58  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
 FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
 FL_CYC_ROSE = FL_HOP_STAGE + INT_MAX_HOPS  # DCQCN cycle test: 1 once the rate rose since its last cut
