@@ -81,7 +81,15 @@ TOP_LEVEL_KEYS = (
     "name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry", "wormhole",
 )  # fmt: skip
 WORMHOLE_KEYS = (
-    "memo", "theta", "window", "interval_ps", "min_skip_ps", "line_window", "cycles", "audit", "audit_windows"
+    "memo",
+    "theta",
+    "window",
+    "interval_ps",
+    "min_skip_ps",
+    "line_window",
+    "cycles",
+    "audit",
+    "audit_windows",
 )
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
