@@ -252,6 +252,21 @@ def test_the_scenario_file_sets_the_memo_and_the_steady_test(tmp_path):
         load_scenario(scenario)
 
 
+def test_the_scenario_file_sets_the_dcqcn_steady_tests(tmp_path):
+    from wormhole_lab.scenario_io import load_scenario
+    from wormhole_lab.scenario_save import save_scenario
+
+    scenario = rounds_files(tmp_path)
+    scenario.write_text(ROUNDS_YAML + "wormhole: {line_window: 0, cycles: 2}\n")
+    steady = load_scenario(scenario).wormhole.steady
+    assert (steady.line_window, steady.cycles) == (0, 2)
+    back = load_scenario(save_scenario(load_scenario(scenario), tmp_path / "back.yaml")).wormhole.steady
+    assert (back.line_window, back.cycles) == (0, 2)
+    scenario.write_text(ROUNDS_YAML + "wormhole: {cycles: 9}\n")
+    with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.cycles: must be 0 \(off\) to 3"):
+        load_scenario(scenario)
+
+
 def test_audit_flag_prints_the_error_estimate_and_keeps_the_audited_windows(tmp_path, capsys):
     scenario = rounds_files(tmp_path)
     base = ["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]

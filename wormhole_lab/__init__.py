@@ -1,3 +1,3 @@
 """wormhole_lab: packet-level simulation of LLM-training network traffic, accelerated as in Wormhole."""
 
-__version__ = "0.4.0"  # memo DB entries of other versions are not trusted: bump when results change
+__version__ = "0.5.0"  # memo DB entries of other versions are not trusted: bump when results change

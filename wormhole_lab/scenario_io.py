@@ -22,7 +22,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     config:                           # optional EngineConfig overrides, by field name
       stop_time_ps: 10ms
     telemetry: off                    # optional: off | on | a mapping of Telemetry fields
-    wormhole: {memo: memo.sqlite}     # optional: memo DB, audit K and steady-test knobs (theta, window, interval_ps)
+    wormhole: {memo: memo.sqlite}     # optional: memo DB, audit K and steady-test knobs (theta, window, ...)
 
 Paths are relative to the YAML file. Every problem is an ``InputError`` located at ``<file>:<line>``
 whose message names the key (``config.rate_ai_bps``) and whose fix lists the allowed keys or values,
@@ -80,7 +80,17 @@ BUILDERS = {
 TOP_LEVEL_KEYS = (
     "name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry", "wormhole",
 )  # fmt: skip
-WORMHOLE_KEYS = ("memo", "theta", "window", "interval_ps", "min_skip_ps", "audit", "audit_windows")
+WORMHOLE_KEYS = (
+    "memo",
+    "theta",
+    "window",
+    "interval_ps",
+    "min_skip_ps",
+    "line_window",
+    "cycles",
+    "audit",
+    "audit_windows",
+)
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
@@ -618,6 +628,8 @@ class _Loader:
                 steady[key] = self.integer(value, sub, minimum=2)
             elif key in ("interval_ps", "min_skip_ps"):
                 steady[key] = self.time(value, sub)
+            elif key in ("line_window", "cycles"):
+                steady[key] = self.integer(value, sub, minimum=0)
         audit = {k: self.integer(spec[k], path + (k,), minimum=0) for k in ("audit", "audit_windows") if k in spec}
         memo = spec.get("memo")
         if memo is not None:

@@ -253,7 +253,7 @@ def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
     default = SteadyConfig()
     out = {
         name: _plain(getattr(wormhole.steady, name))
-        for name in ("theta", "window", "interval_ps", "min_skip_ps")
+        for name in ("theta", "window", "interval_ps", "min_skip_ps", "line_window", "cycles")
         if getattr(wormhole.steady, name) != getattr(default, name)
     }
     if wormhole.memo is not None:

@@ -23,10 +23,11 @@ def fct_error(packet, wormhole):
 
 
 def test_two_flows_sharing_a_bottleneck_second_later_within_1_percent():
+    """The first flow, alone again once the second is done, climbs on its RP timer: not skipped (it was, at a
+    frozen rate, before DCQCN's steady test knew its climb)."""
     flows = make_flows([1, 2], [0, 0], [20_000_000, 10_000_000], [0, 100_000_000])
     packet, wormhole = both(Scenario(star(3), flows, preset("dcqcn"), telemetry=Telemetry.off()))
     assert fct_error(packet, wormhole).max() < 0.01
-    assert wormhole.attrs["skips"] >= 1 and wormhole.attrs["events_skipped_estimate"] > 0
 
 
 @pytest.mark.parametrize("cca, size", [("hp", 20e6), ("dcqcn", 60e6), ("timely", 20e6), ("dctcp", 20e6)])

@@ -32,7 +32,8 @@ G_WHEEL_COUNT = 22  # events in the wheel
 G_OVERFLOW = 23  # events in the overflow heap, beyond the window
 G_EVENT_FREE = 24  # first free event row, -1 when none
 G_UNLINKED = 25  # 1 when Python scheduled events that wheel.link_scheduled must link in (wheel.schedule)
-G_N = 26
+G_MARKED = 26  # partitioned runs: 1 when a flow passed its FL_MARK since the layer above last looked
+G_N = 27
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -206,10 +207,17 @@ FL_PKTS_SENT = 53  # data packets put on the wire (invariant: sent = delivered +
 FL_PKTS_DELIVERED = 54
 FL_PKTS_DROPPED = 55
 FL_EAGER = 56  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
-FL_HOP_BASE = 57  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FL_MARK = 57  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
+FL_HOP_BASE = 58  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
 FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
-FL_N = FL_HOP_STAGE + INT_MAX_HOPS
+FL_CYC_ROSE = FL_HOP_STAGE + INT_MAX_HOPS  # DCQCN cycle test: 1 once the rate rose since its last cut
+FL_CYC_N = FL_CYC_ROSE + 1  # cycle starts (cuts after a rise) held, at most CYCLE_MARKS
+FL_CYC_POS = FL_CYC_N + 1  # next slot of the ring of cycle starts
+FL_CYC_STEADY = FL_CYC_POS + 1  # 1: FL_STEADY is the cycle test's verdict (shares hold over whole cycles)
+FL_CYC_MARKS = FL_CYC_STEADY + 1  # CYCLE_MARKS slots of (time, bytes acknowledged, bytes sent); see rate_window.py
+CYCLE_MARKS = 4  # at most CYCLE_MARKS - 1 whole cycles in the DCQCN cycle test
+FL_N = FL_CYC_MARKS + 3 * CYCLE_MARKS
 
 FF_ALPHA = 0  # DCQCN or DCTCP alpha
 FF_U = 1  # HPCC normalised utilisation (EWMA)
@@ -265,7 +273,8 @@ CI_SAMPLE_END = 38  # telemetry: the last sample is the first one at or after th
 CI_SAMPLE_IDLE = 39  # telemetry: 1 samples through idle periods too (0: the sampler jumps over them)
 CI_MERGE_TX_DONE = 40  # 1: a switch port's TX_DONE is scheduled only when a frame waits for it (see port.py)
 CI_STEADY_LINE = 41  # DCQCN: samples of the at-line-rate steady test (0: off); see rate_window.py
-CI_N = 42
+CI_STEADY_CYCLES = 42  # DCQCN: whole rate cycles of the cycle steady test (0: off); see rate_window.py
+CI_N = 43
 SAMPLE_NO_END = 2**62  # CI_SAMPLE_END of a sampler without a window: it stops after the last completion
 
 CF_G = 0

@@ -14,6 +14,7 @@ from wormhole_lab.engine.layout import (
     CI_VAR_WIN,
     EV_NIC_WAKE,
     FL_LAST_PKT_WIRE,
+    FL_MARK,
     FL_MAX_RATE,
     FL_NEXT_AVAIL,
     FL_NIC_PORT,
@@ -24,6 +25,8 @@ from wormhole_lab.engine.layout import (
     FL_SND_UNA,
     FL_TX_BYTES,
     FL_WIN,
+    G_LOG_DUE,
+    G_MARKED,
     KIND_DATA,
     PK_ECN,
     PK_FLOW,
@@ -75,6 +78,11 @@ def _data_packet(g, pk, fl, ci, f, now):
     pk[k, PK_INT_NHOP] = 0
     fl[f, FL_LAST_PKT_WIRE] = pk[k, PK_WIRE]
     fl[f, FL_SND_NXT] += payload
+    if fl[f, FL_MARK] and fl[f, FL_SND_NXT] >= fl[f, FL_MARK]:
+        # the layer above snapshots a watched partition before its first member's last packets (once this instant ran)
+        fl[f, FL_MARK] = 0
+        g[G_MARKED] = 1
+        g[G_LOG_DUE] = 1
     fl[f, FL_TX_BYTES] += payload
     fl[f, FL_PKTS_SENT] += 1
     return k

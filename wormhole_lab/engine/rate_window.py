@@ -7,7 +7,9 @@ the rows in use stay as few as the active flows (a row per flow id touched ~1.2 
 most of the sampler's cost on random short flows). A flow is steady when (max - min) / mean of its
 rates is below theta, and its bytes in flight held still over the newer half of the window (a queue that
 fills or drains makes the goodput differ from what the flow sends). Under DCQCN (``CI_STEADY_LINE`` > 0)
-a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending.
+a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending;
+with ``CI_STEADY_CYCLES`` > 0, a DCQCN flow below its line rate is steady only when it repeats its rate
+cycle (cut, climb on the RP timer, cut), and is then skipped at the goodput of whole cycles.
 ``FL_STEADY`` holds how many samples the verdict covers. A partition (the group id
 ``FL_PART`` given by the layer above) is a candidate for fast-forwarding when all its flows are steady
 over samples taken after its last change. ``FF_GOODPUT`` is the goodput over the newer half of those
@@ -18,11 +20,18 @@ from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
     CF_THETA,
     CI_PAYLOAD,
+    CI_STEADY_CYCLES,
     CI_STEADY_INTERVAL,
     CI_STEADY_LINE,
     CI_STEADY_WINDOW,
+    CYCLE_MARKS,
     EV_STEADY_SAMPLE,
     FF_GOODPUT,
+    FL_CYC_MARKS,
+    FL_CYC_N,
+    FL_CYC_POS,
+    FL_CYC_ROSE,
+    FL_CYC_STEADY,
     FL_DEC_CNP,
     FL_MAX_RATE,
     FL_PART,
@@ -40,6 +49,7 @@ from wormhole_lab.engine.layout import (
     PA_LEFT_AT,
     PA_RETRY_AT,
     PA_SKIP_END,
+    PA_SKIP_START,
     PA_UNSTEADY,
 )
 from wormhole_lab.engine.sampling import next_sample_time
@@ -60,6 +70,10 @@ def _steady_span(fl, ci, cf, rate_ring, f, n):
             pinned = pinned and rate_ring[f, (start - 1 - i) % window] == fl[f, FL_MAX_RATE]
         if pinned:
             return line
+    if ci[CI_STEADY_CYCLES]:
+        # DCQCN below its line rate either cuts (the cycle test's business) or climbs on its RP timer, by
+        # 0.5 % a period once in hyper increase: within theta, and a skip would freeze the climb
+        return 0
     if n < window:
         return 0
     lo = rate_ring[f, 0]
@@ -86,10 +100,72 @@ def _steady_span(fl, ci, cf, rate_ring, f, n):
 
 
 @kernel
-def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f, row):
+def _mark_cycle(fl, f, now, rate, previous):
+    """DCQCN: record the start of a rate cycle, a cut after the rate rose (the cuts of one burst come every
+    decrease check; the rate rises only on the RP timer, once the burst is over)."""
+    if rate > previous:
+        fl[f, FL_CYC_ROSE] = 1
+    elif rate < previous and fl[f, FL_CYC_ROSE]:
+        fl[f, FL_CYC_ROSE] = 0
+        slot = FL_CYC_MARKS + 3 * fl[f, FL_CYC_POS]
+        fl[f, slot] = now
+        fl[f, slot + 1] = fl[f, FL_SND_UNA]
+        fl[f, slot + 2] = fl[f, FL_SND_NXT]
+        fl[f, FL_CYC_POS] = (fl[f, FL_CYC_POS] + 1) % CYCLE_MARKS
+        fl[f, FL_CYC_N] = min(fl[f, FL_CYC_N] + 1, CYCLE_MARKS)
+
+
+@kernel
+def _mark(fl, f, back):
+    """Column of the cycle start ``back`` starts before the newest one (0: the newest)."""
+    return FL_CYC_MARKS + 3 * ((fl[f, FL_CYC_POS] - 1 - back) % CYCLE_MARKS)
+
+
+@kernel
+def _cycle_span(fl, ff, ci, cf, parts, f, now):
+    """DCQCN below its line rate: samples over which the flow repeats one rate cycle, 0 when it does not.
+
+    Over the last ``CI_STEADY_CYCLES`` whole cycles (cut to cut), each cycle's goodput must be within theta of
+    the others' and its length within 2 theta (a settled 2-to-1 incast's cycles last 1500-1900 us), the bytes
+    in flight must hold still, and the cycle in progress must not have outlasted the longest. The cycles must
+    have begun after the partition's last skip, since the marks do not move with it. Sets ``FF_GOODPUT`` to
+    the goodput over those cycles."""
+    cycles = ci[CI_STEADY_CYCLES]
+    if cycles == 0 or fl[f, FL_CYC_N] <= cycles:
+        return 0
+    first, last = _mark(fl, f, cycles), _mark(fl, f, 0)
+    if fl[f, first] <= parts[fl[f, FL_PART], PA_SKIP_START]:
+        return 0
+    short, long = now, 0
+    slow, fast = 1e300, 0.0
+    for i in range(cycles):
+        a, b = _mark(fl, f, i + 1), _mark(fl, f, i)
+        period = fl[f, b] - fl[f, a]
+        goodput = (fl[f, b + 1] - fl[f, a + 1]) / period
+        short, long = min(short, period), max(long, period)
+        slow, fast = min(slow, goodput), max(fast, goodput)
+    elapsed = fl[f, last] - fl[f, first]
+    acked = fl[f, last + 1] - fl[f, first + 1]
+    sent = fl[f, last + 2] - fl[f, first + 2]
+    theta = cf[CF_THETA]
+    if (
+        (long - short) * cycles >= 2 * theta * elapsed
+        or (fast - slow) * elapsed >= theta * acked
+        or now - fl[f, last] > long
+        or abs(sent - acked) > theta * acked + 2 * ci[CI_PAYLOAD]
+    ):
+        return 0
+    ff[f, FF_GOODPUT] = acked / elapsed
+    return (now - fl[f, first]) // ci[CI_STEADY_INTERVAL] + 1
+
+
+@kernel
+def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
     """Push one sample into ring ``row`` and recompute the flow's steady verdict (FL_STEADY) and window goodput."""
     window = ci[CI_STEADY_WINDOW]
     pos = fl[f, FL_RING_POS]
+    if ci[CI_STEADY_CYCLES] and fl[f, FL_RING_N] > 0:
+        _mark_cycle(fl, f, now, fl[f, FL_RATE], rate_ring[row, (pos - 1) % window])
     rate_ring[row, pos] = fl[f, FL_RATE]
     seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
     seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
@@ -97,20 +173,24 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f, row):
     n = min(fl[f, FL_RING_N] + 1, window)
     fl[f, FL_RING_N] = n
     fl[f, FL_STEADY] = 0
+    fl[f, FL_CYC_STEADY] = 0
     span = _steady_span(fl[f : f + 1], ci, cf, rate_ring[row : row + 1], 0, n)  # the flow and its ring, as row 0
-    if span == 0:
-        return
-    # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
-    # may still reflect the rate before the window began
-    half = span // 2
-    back = (pos - half) % window
-    acked = fl[f, FL_SND_UNA] - seq_ring[row, back, 0]
-    sent = fl[f, FL_SND_NXT] - seq_ring[row, back, 1]
-    ff[f, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
-    # the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
-    # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
-    if abs(sent - acked) <= cf[CF_THETA] * acked + 2 * ci[CI_PAYLOAD]:
-        fl[f, FL_STEADY] = span
+    if span > 0:
+        # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
+        # may still reflect the rate before the window began
+        half = span // 2
+        back = (pos - half) % window
+        acked = fl[f, FL_SND_UNA] - seq_ring[row, back, 0]
+        sent = fl[f, FL_SND_NXT] - seq_ring[row, back, 1]
+        ff[f, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
+        # the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
+        # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
+        if abs(sent - acked) <= cf[CF_THETA] * acked + 2 * ci[CI_PAYLOAD]:
+            fl[f, FL_STEADY] = span
+            return
+    span = _cycle_span(fl, ff, ci, cf, parts, f, now)
+    fl[f, FL_STEADY] = span
+    fl[f, FL_CYC_STEADY] = span > 0
 
 
 @kernel
@@ -122,7 +202,7 @@ def steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts,
         f = active[i]
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
-            _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, f, i)
+            _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, i, now)
         steady = steady or fl[f, FL_STEADY] > 0
     nxt = next_sample_time(g, events, now, ci[CI_STEADY_INTERVAL])
     if nxt >= 0:

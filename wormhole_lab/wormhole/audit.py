@@ -9,7 +9,7 @@ stretch the skip vouched for: a memo hit's whole stored transient, a fast-forwar
 steady-test windows (at most its length; all of it with ``span_windows=0``). A fast-forward credits one
 constant rate, so its first windows test that rate, but not a drift later in a long skip, which the skip
 caps in ``fastforward`` bound instead. Each flow's credited bytes are compared with the bytes the packets
-moved, counted the way the memo DB counts a transient (``transient_bytes``).
+moved, counted the way the memo DB counts a transient (``unqueued_bytes``).
 
 The run's FCT error estimate, per flow: (time fast-forwarded x the fast-forwards' error + time taken from the
 memo DB x the memo hits' error) / FCT, where a kind's error is the mean of its audited windows' errors
@@ -29,7 +29,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.offset import isolate_partition
 from wormhole_lab.engine.runner import advance
 from wormhole_lab.engine.state import ResourceLimitError
-from wormhole_lab.wormhole.fastforward import transient_bytes
+from wormhole_lab.wormhole.fastforward import unqueued_bytes
 
 AUDIT_MEMORY_SHARE = 0.25  # of EngineConfig.memory_cap_bytes, for the copies of the state kept until the end
 KINDS = ("fastforward", "memo")
@@ -147,14 +147,15 @@ class Auditor:
         kind, part, start, end, credited = sampled.args
         copy, sampled.copy = sampled.copy, None
         isolate_partition(copy.g, copy.events, copy.pk, copy.pt, copy.fl, part)
-        fl = copy.fl
-        before = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in credited}
+        ports = np.flatnonzero(copy.pt[:, L.PT_PART] == part).tolist()
+        before = unqueued_bytes(copy, credited, ports)
         while (stop := advance(copy, end)) not in ("time", "idle", "all_done"):
             if stop == "invariant":
                 raise RuntimeError(f"the audit's replay of partition {part} from t={start} ps broke an invariant")
             copy.g[L.G_FLOW_LOG_N] = 0  # nobody places flows in the replay
             copy.g[L.G_TEL_ROW] = 0  # nor keeps its samples
-        simulated = {f: transient_bytes(copy, f, *before[f]) for f in credited}
+        after = unqueued_bytes(copy, credited, ports)
+        simulated = {f: after[f] - before[f] for f in credited}
         self.replays += 1
         total_sim, total_credit = sum(simulated.values()), float(sum(credited.values()))
         deviation = sum(abs(credited[f] - simulated[f]) for f in credited)

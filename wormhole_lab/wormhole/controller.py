@@ -8,6 +8,7 @@ logged flows, then fast-forward it). Everything else runs in the compiled kernel
 
 import hashlib
 import json
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,13 +16,27 @@ import wormhole_lab
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole.audit import METHOD, Auditor
-from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, transient_bytes
+from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, unqueued_bytes
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.settings import WormholeConfig
 
-GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
+GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)
+# a watched partition's outcome is stored when a member has this many packets left to send: a hit leaves the
+# last TAIL_PACKETS to the packet level, with room to spare for a partition whose flows started a packet apart
+MARK_PACKETS = 2 * TAIL_PACKETS
+
+
+class Watch(NamedTuple):
+    """A transient watched for the memo DB: since ``t0`` (its partition's formation), under ``key``."""
+
+    t0: int
+    key: str
+    rates: dict
+    members: frozenset
+    start: dict  # flow -> bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
+    ids: np.ndarray  # where a stored transient keeps each flow's converged goodput
 
 
 def config_fingerprint(engine_config) -> str:
@@ -38,13 +53,13 @@ class WormholeController:
         steady = config.steady.for_cca(engine_config)
         payload = engine_config.payload_bytes
         line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
-        # memo lookups need a partition as it forms. A partition is stored only once it stayed unchanged for a
-        # steady window, which a flow that empties sooner at line rate mostly prevents: the lookups follow the
-        # flows that can outlast a window (short flows, as in random traffic, would cost a return each)
-        window_ps = ((steady.line_window or steady.window) - 1) * steady.interval_ps  # the shortest verdict
-        eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= window_ps if config.memo else np.zeros(len(flows), bool)
+        # memo lookups need a partition as it forms, and a return to Python each: they follow the flows that last
+        # at least a skip worth taking at line rate (short flows, as in random traffic, would cost a return each)
+        eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= steady.min_skip_ps
+        eager &= config.memo is not None
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
         state.ci[L.CI_STEADY_LINE] = steady.line_window
+        state.ci[L.CI_STEADY_CYCLES] = steady.cycles
         self.ff = FastForward(
             state,
             flows,
@@ -70,7 +85,7 @@ class WormholeController:
                 self.paths.shapes(state.pt[:, L.PT_DELAY]),
                 line_bps,
             )
-        self.pending: dict[int, tuple] = {}  # partition -> the transient being watched for the memo DB
+        self.pending: dict[int, Watch] = {}  # partition -> the transient being watched for the memo DB
         self.auditor = None
         if config.audit:
             window_ps = steady.window * steady.interval_ps
@@ -109,7 +124,10 @@ class WormholeController:
             if changed[part] == now:
                 self._formed(part, now, horizon)
             else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
-                self.pending.pop(part, None)
+                self._unwatch(part)
+        if g[L.G_MARKED]:
+            g[L.G_MARKED] = 0
+            self._on_marks(now)
         if steady:
             if n:  # the candidates were marked before the logged flows had their partitions
                 s = self.state
@@ -166,7 +184,7 @@ class WormholeController:
 
     def _formed(self, part: int, now: int, horizon: int) -> None:
         """A partition changed: take its transient from the memo DB, or start watching it for one."""
-        self.pending.pop(part, None)
+        self._unwatch(part)
         if self.memo is None or not self.memo.usable:
             return
         fl = self.state.fl
@@ -179,13 +197,44 @@ class WormholeController:
             return
         self.memo.misses += 1
         if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            start = {f: (int(fl[f, L.FL_SND_NXT]), int(fl[f, L.FL_SND_UNA])) for f in members}
-            self.pending[part] = (now, key, rates, members, start)
+            self._watch(part, now, key, rates, members)
+
+    def _watch(self, part: int, now: int, key: str, rates: dict, members: frozenset) -> None:
+        """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
+        end first, up to there (the kernel returns when a flow passes its ``FL_MARK``)."""
+        fl = self.state.fl
+        ids = np.fromiter(members, dtype=np.int64, count=len(members))
+        start = unqueued_bytes(self.state, members, self.partitions.ports(part))
+        marks = fl[ids, L.FL_SIZE] - MARK_PACKETS * self.ff.payload
+        # an outcome that has not settled depends on the state the partition formed in, which its FCG holds only
+        # for flows that start afresh (nothing acknowledged yet, as in a collective). Formed at a completion
+        # mid-flight, it does not: an HPCC incast's last three flows, taken from the memo DB then, came out of
+        # it on other shares than packet mode's (each later flow of the incast up to 8.8 % off)
+        if (marks > fl[ids, L.FL_SND_NXT]).all() and not fl[ids, L.FL_SND_UNA].any():
+            fl[ids, L.FL_MARK] = marks
+        self.pending[part] = Watch(now, key, rates, members, start, ids)
+
+    def _unwatch(self, part: int) -> Watch | None:
+        watch = self.pending.pop(part, None)
+        if watch is not None:
+            self.state.fl[watch.ids, L.FL_MARK] = 0
+        return watch
+
+    def _on_marks(self, now: int) -> None:
+        """A watched partition's member passed its mark: store the outcome up to here, as one that has not
+        settled. Watches whose partition changed meanwhile are dropped."""
+        fl = self.state.fl
+        for part, watch in list(self.pending.items()):
+            if watch.members != self.partitions.flows.get(part):
+                self._unwatch(part)
+            elif (fl[watch.ids, L.FL_MARK] == 0).any():
+                self._record(part, now, settled=False)
 
     def _apply(self, part, value, mapping, now, horizon) -> bool:
         """Use a stored transient if every flow has room for it and no known start comes before the partition's
-        first completion (``FastForward.joined_before``)."""
-        t_conv, fl = value["t_conv"], self.state.fl
+        first completion (``FastForward.joined_before``): after a settled transient, when the first flow would
+        finish at the stored goodput; after one stored at a member's mark, at its end."""
+        t_conv, settled, fl = value["t_conv"], value.get("settled", True), self.state.fl
         flows, goodput, sent = {}, {}, {}
         for i, entry in enumerate(value["flows"]):
             f = mapping[i]
@@ -194,22 +243,34 @@ class WormholeController:
                 return False
             flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
             goodput[f], sent[f] = entry["float"][GOODPUT], fl[f, L.FL_SND_NXT] + entry["bytes"]
-        if self.ff.joined_before(self.partitions.ports(part), now, t_conv + self.ff.until_done(goodput, sent)):
+        done = t_conv + (self.ff.until_done(goodput, sent) if settled else 0)
+        if self.ff.joined_before(self.partitions.ports(part), now, done):
             return False
-        self.ff.memo_jump(part, now, t_conv, flows, self.partitions.ports(part), horizon)
+        self.ff.memo_jump(part, now, t_conv, flows, self.partitions.ports(part), horizon, settled)
         return True
 
-    def _record(self, part: int, now: int) -> None:
-        """The watched transient of ``part`` has converged: store what it produced."""
-        t0, key, rates, members, start = self.pending.pop(part)
-        if members != frozenset(self.partitions.flows[part]) or now <= t0:
+    def _record(self, part: int, now: int, settled: bool) -> None:
+        """The watched transient of ``part`` converged (``settled``) or reached a member's mark: store what it
+        produced. An outcome that has not settled holds what decides the next stretch: the members' sizes do
+        not matter before their last packets, so a hit needs only room for the stored bytes (``_apply``)."""
+        t0, key, rates, members, start, _ = self._unwatch(part)
+        if members != self.partitions.flows.get(part) or now <= t0:
+            return
+        out = unqueued_bytes(self.state, members, self.partitions.ports(part))
+        moved = {f: out[f] - start[f] for f in members}
+        if not settled and self.ff.split_unevenly(moved):
+            # flows that split a port unevenly before they settle do so by details the FCG does not hold: the same
+            # incast elsewhere splits it otherwise (in packet mode each flow of the 6-to-1 incasts of
+            # data/wormhole_shapes/waves ends up to 12 % apart from one wave to the next; of a DCQCN 2-to-1 incast
+            # of 1 MB flows, 141 / 463 us in one round, 383 / 411 us in the next), so no stored split is right
             return
         fl, ff = self.state.fl, self.state.ff
         value = {
             "t_conv": now - t0,
+            "settled": settled,
             "flows": [
                 {
-                    "bytes": transient_bytes(self.state, f, *start[f]),
+                    "bytes": moved[f],
                     "int": fl[f, list(STATE_INT)].tolist(),
                     "float": ff[f, list(STATE_FLOAT)].tolist(),
                 }
@@ -228,7 +289,7 @@ class WormholeController:
             members, ports = self.partitions.flows[part], self.partitions.ports(part)
             settled = not self.ff.shares_disagree({f: self.state.ff[f, L.FF_GOODPUT] for f in members})
             if part in self.pending and settled:  # a transient whose shares still move has not ended
-                self._record(part, now)
+                self._record(part, now, settled=True)
             if settled and self.ff.try_skip(part, members, ports, now, horizon):
                 self.steady_entries += 1
             else:

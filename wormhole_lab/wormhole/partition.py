@@ -58,13 +58,15 @@ class Partitions:
     def remove(self, f: int) -> tuple[int, list[int]]:
         """Drop a finished flow; returns (its former partition, ids of partitions split off from it)."""
         part = self.of_flow.pop(f)
+        # the flows left on one of f's ports meet there: one of each port stands for them all
         neighbours: set[int] = set()
         for p in self._flow_ports[f]:
             users = self._port_flows[int(p)]
             users.discard(f)
-            neighbours |= users
             if not users:
                 del self._port_flows[int(p)]
+            elif neighbours.isdisjoint(users):
+                neighbours.add(next(iter(users)))
         members = self.flows[part]
         members.discard(f)
         if not members:
@@ -98,7 +100,7 @@ class Partitions:
                         queue.append(h)
 
     def _reach_all(self, targets: set[int]) -> bool:
-        """Whether the flows ``targets`` are still connected to each other. Those that shared a port with a removed
+        """Whether the flows ``targets`` are still connected to each other. Flows standing for each port of a removed
         flow being connected means nothing split off (a path through the removed flow can go round it); a search
         that stops once it met them all costs a fraction of the whole partition's components."""
         left = set(targets)

@@ -8,6 +8,7 @@ is steady when all its flows are.
 import math
 from dataclasses import dataclass
 
+from wormhole_lab.engine.layout import CYCLE_MARKS
 from wormhole_lab.errors import InputError
 
 
@@ -25,6 +26,8 @@ class SteadyConfig:
     ``min_skip_ps`` is the shortest skip worth taking. ``line_window`` (DCQCN only): a DCQCN flow whose last
     ``line_window`` samples sit at its line rate, with no CNP pending, is steady without the long window,
     since nothing but a CNP moves its rate; the default spans the other CCAs' 50 us (6 samples 10 us apart).
+    ``cycles`` (DCQCN only): a flow below its line rate is steady when its last ``cycles`` rate cycles (cut to
+    cut) agree in length and goodput within theta; it is skipped at their goodput (default 3).
     """
 
     theta: float = 0.05
@@ -32,19 +35,21 @@ class SteadyConfig:
     interval_ps: int | None = None
     min_skip_ps: int = 20_000_000
     line_window: int | None = None
+    cycles: int | None = None
 
     def for_cca(self, cfg) -> "SteadyConfig":
         """These settings with the defaults filled in for the engine configuration ``cfg``."""
-        line_window = 0
+        line_window = cycles = 0
         if cfg.cca == "dcqcn":
             interval = self.interval_ps or 10_000_000
             window = self.window or max(2, -(-2 * cfg.rp_timer_ps // interval))
             default = min(window, max(2, -(-50_000_000 // interval) + 1))
             line_window = default if self.line_window is None else self.line_window
+            cycles = 3 if self.cycles is None else self.cycles
         else:
             interval = self.interval_ps or 1_000_000
             window = self.window or 50
-        return SteadyConfig(self.theta, window, interval, self.min_skip_ps, line_window)
+        return SteadyConfig(self.theta, window, interval, self.min_skip_ps, line_window, cycles)
 
     def __post_init__(self):
         if not 0 < self.theta < 1:
@@ -52,6 +57,10 @@ class SteadyConfig:
         if self.line_window is not None and (self.line_window < 0 or self.line_window == 1):
             raise InputError(
                 "SteadyConfig.line_window", f"needs 0 (off) or at least 2 samples, got {self.line_window}", "use e.g. 6"
+            )
+        if self.cycles is not None and not 0 <= self.cycles < CYCLE_MARKS:
+            raise InputError(
+                "SteadyConfig.cycles", f"must be 0 (off) to {CYCLE_MARKS - 1}, got {self.cycles}", "use e.g. 2"
             )
         if self.window is not None and self.window < 2:
             raise InputError("SteadyConfig.window", f"needs at least 2 samples, got {self.window}", "use e.g. 50")
