@@ -32,3 +32,10 @@ def test_a_completed_flows_set_is_dropped_and_made_again_if_asked():
     assert paths[0] == {5, 6} and paths[1] == {5, 6} and paths.data(1).tolist() == [6]
     paths.forget(0)
     assert 0 not in paths._sets and paths[0] == {5, 6}
+
+
+def test_flat_gives_the_data_then_ack_ports_of_the_flows_asked_for_with_their_index():
+    paths = FlowPaths(np.array([5, 6, 7, 6, 5, 8]), [0, 1, 5], [2, 1, 1], [3, 4, 2], [2, 1, 1])
+    ports, owners = paths.flat(np.array([2, 0]))
+    assert ports.tolist() == [8, 5, 6, 7, 6, 5] and owners.tolist() == [0, 1, 1, 0, 1, 1]
+    assert [len(a) for a in paths.flat(np.array([], dtype=np.int64))] == [0, 0]
