@@ -191,6 +191,27 @@ def test_a_signal_during_a_streamed_run_leaves_a_readable_incomplete_netcdf(tmp_
     assert "Traceback" not in err or "KeyboardInterrupt" in err or "Terminated" in err, err[-2000:]
 
 
+# The consumer's own code runs between two chunks, outside the engine's safe points: there SIGTERM must still
+# reach the store's close.
+CONSUMER_CHILD = STREAM_CHILD.replace(
+    "Simulation(scenario, mode=sys.argv[2]).run(out=sys.argv[1])",
+    """import time
+for chunk in Simulation(scenario, mode=sys.argv[2]).stream(out=sys.argv[1]):
+    print("chunk", flush=True)
+    time.sleep(60)""",
+)
+
+
+def test_sigterm_while_the_consumer_holds_a_chunk_leaves_a_readable_incomplete_netcdf(tmp_path):
+    out = tmp_path / "run.nc"
+    proc = start(CONSUMER_CHILD, str(out), "packet")
+    assert proc.stdout.readline().strip() == "chunk", proc.stderr.read()[-2000:]
+    code, err = interrupt(proc, signal.SIGTERM, 0.2)
+    assert code != 0 and "Terminated" in err, err[-2000:]
+    attrs = read_netcdf(out)
+    assert attrs.get("complete") == 0 and attrs.get("incomplete_reason"), attrs
+
+
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_a_signal_during_a_wormhole_run_leaves_the_memo_db_intact(tmp_path, sig, check_memo_file):
     path = tmp_path / "memo.sqlite"

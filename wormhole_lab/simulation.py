@@ -17,7 +17,7 @@ from wormhole_lab.engine.state import DATA_HEADER_BYTES, EngineState, ResourceLi
 from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
 from wormhole_lab.flowlevel.run import FlowLevel, compile_flow_level
-from wormhole_lab.interrupts import deferred_signals
+from wormhole_lab.interrupts import deferred_signals, sigterm_as_interrupt
 from wormhole_lab.results import add_wormhole_results, flow_results, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.model import Topology
@@ -159,7 +159,16 @@ class Simulation:
         With ``out``, chunks are also appended to a netCDF or zarr store (``fmt`` or the suffix decides);
         a run that stops early (an exception, Ctrl-C, or the consumer stopping) leaves the store readable
         and marked incomplete. After the last chunk, ``self.flows`` holds the flow table Dataset."""
-        fmt = check_store_path(out, fmt) if out is not None else None
+        if out is None:
+            yield from self._stream(None, None)
+            return
+        fmt = check_store_path(out, fmt)
+        # between the engine's safe points (deferred_signals) SIGTERM would kill the process with the store open
+        # and half written, unreadable; raised as Terminated it reaches the store's close, as Ctrl-C does
+        with sigterm_as_interrupt():
+            yield from self._stream(out, fmt)
+
+    def _stream(self, out, fmt) -> Iterator["xr.Dataset"]:
         writer, finished = None, False
         try:
             with deferred_signals() as pending:
