@@ -186,3 +186,28 @@ def test_a_hit_credits_the_bytes_that_left_the_queues(cca, tmp_path):
     assert ds.attrs["memo_hits"] >= 3
     packet = Simulation(scenario, mode="packet").run()
     assert np.abs(ds["fct"].values / packet["fct"].values - 1).max() < 0.01  # measured 0.25 % / 0.9 %
+
+
+def test_an_outcome_is_stored_before_it_settles_only_when_a_member_nears_its_end(tmp_path, monkeypatch):
+    """The two HPCC flows left of a 3-to-1 incast form a partition mid-flight at 595 us (watched, not marked: it
+    may be stored only once settled) while a lone 300 kB flow elsewhere, started at 600 us, passes its mark (at 626 us): that
+    mark must not store the incast's partition."""
+    from wormhole_lab.wormhole import controller
+
+    flows = make_flows([1, 2, 3, 4], [0, 0, 0, 5], [2_000_000, 6_000_000, 6_000_000, 300_000], [0, 0, 0, 600_000_000])
+    scenario = Scenario(star(6), flows, preset("hp"), telemetry=Telemetry.off())
+    stored_early = []
+    record = controller.WormholeController._record
+
+    def checked(self, part, now, settled):
+        fl, members = self.state.fl, list(self.pending[part].members)
+        left = fl[members, L.FL_SIZE] - fl[members, L.FL_SND_NXT]
+        if not settled and left.min() > controller.MARK_PACKETS * self.ff.payload:
+            stored_early.append(sorted(members))
+        return record(self, part, now, settled)
+
+    monkeypatch.setattr(controller.WormholeController, "_record", checked)
+    run(scenario, str(tmp_path / "memo.sqlite"))
+    (lone,) = [entry for entry in entries(tmp_path / "memo.sqlite") if not entry["settled"]]
+    assert len(lone["flows"]) == 1  # the lone flow, at its mark
+    assert stored_early == []

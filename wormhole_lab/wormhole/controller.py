@@ -22,7 +22,7 @@ from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.settings import WormholeConfig
 
-GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)
+GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
 # a watched partition's outcome is stored when a member has this many packets left to send: a hit leaves the
 # last TAIL_PACKETS to the packet level, with room to spare for a partition whose flows started a packet apart
 MARK_PACKETS = 2 * TAIL_PACKETS
@@ -36,7 +36,8 @@ class Watch(NamedTuple):
     rates: dict
     members: frozenset
     start: dict  # flow -> bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
-    ids: np.ndarray  # where a stored transient keeps each flow's converged goodput
+    ids: np.ndarray
+    marked: bool  # its flows carry marks (FL_MARK): it may be stored before it settles
 
 
 def config_fingerprint(engine_config) -> str:
@@ -210,9 +211,10 @@ class WormholeController:
         # for flows that start afresh (nothing acknowledged yet, as in a collective). Formed at a completion
         # mid-flight, it does not: an HPCC incast's last three flows, taken from the memo DB then, came out of
         # it on other shares than packet mode's (each later flow of the incast up to 8.8 % off)
-        if (marks > fl[ids, L.FL_SND_NXT]).all() and not fl[ids, L.FL_SND_UNA].any():
+        marked = bool((marks > fl[ids, L.FL_SND_NXT]).all() and not fl[ids, L.FL_SND_UNA].any())
+        if marked:
             fl[ids, L.FL_MARK] = marks
-        self.pending[part] = Watch(now, key, rates, members, start, ids)
+        self.pending[part] = Watch(now, key, rates, members, start, ids, marked)
 
     def _unwatch(self, part: int) -> Watch | None:
         watch = self.pending.pop(part, None)
@@ -227,7 +229,7 @@ class WormholeController:
         for part, watch in list(self.pending.items()):
             if watch.members != self.partitions.flows.get(part):
                 self._unwatch(part)
-            elif (fl[watch.ids, L.FL_MARK] == 0).any():
+            elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
 
     def _apply(self, part, value, mapping, now, horizon) -> bool:
@@ -253,7 +255,7 @@ class WormholeController:
         """The watched transient of ``part`` converged (``settled``) or reached a member's mark: store what it
         produced. An outcome that has not settled holds what decides the next stretch: the members' sizes do
         not matter before their last packets, so a hit needs only room for the stored bytes (``_apply``)."""
-        t0, key, rates, members, start, _ = self._unwatch(part)
+        t0, key, rates, members, start, *_ = self._unwatch(part)
         if members != self.partitions.flows.get(part) or now <= t0:
             return
         out = unqueued_bytes(self.state, members, self.partitions.ports(part))
