@@ -190,8 +190,8 @@ def test_a_hit_credits_the_bytes_that_left_the_queues(cca, tmp_path):
 
 def test_an_outcome_is_stored_before_it_settles_only_when_a_member_nears_its_end(tmp_path, monkeypatch):
     """The two HPCC flows left of a 3-to-1 incast form a partition mid-flight at 595 us (watched, not marked: it
-    may be stored only once settled) while a lone 300 kB flow elsewhere, started at 600 us, passes its mark (at 626 us): that
-    mark must not store the incast's partition."""
+    may be stored only once settled) while a lone 300 kB flow elsewhere, started at 600 us, passes its mark at
+    626 us: that mark must not store the incast's partition."""
     from wormhole_lab.wormhole import controller
 
     flows = make_flows([1, 2, 3, 4], [0, 0, 0, 5], [2_000_000, 6_000_000, 6_000_000, 300_000], [0, 0, 0, 600_000_000])
