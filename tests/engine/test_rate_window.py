@@ -33,7 +33,7 @@ def span(rates, target=LINE, cnp_pending=0, line_window=SHORT, cycles=0):
     ring = np.zeros((1, WINDOW))
     ring[0, : len(rates)] = rates
     ci, cf = knobs(line_window, cycles)
-    return _steady_span(fl, ci, cf, ring, 0, len(rates))
+    return _steady_span(fl, ci, cf, ring, 0, 0, len(rates))
 
 
 def test_a_dcqcn_flow_pinned_at_line_rate_is_steady_after_the_short_window():

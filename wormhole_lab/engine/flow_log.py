@@ -64,10 +64,11 @@ def record(g, pt, fl, parts, path_ports, flow_log, rate_ring, seq_ring):
             return True
     else:
         row, last = fl[f, FL_ACTIVE_POS], g[G_N_ACTIVE]
-        for i in range(rate_ring.shape[1] if row < last else 0):
-            rate_ring[row, i] = rate_ring[last, i]
-            seq_ring[row, i, 0] = seq_ring[last, i, 0]
-            seq_ring[row, i, 1] = seq_ring[last, i, 1]
+        if row < last:  # element by element: the kernel runs without Numba's allocator, which a row copy needs
+            for i in range(rate_ring.shape[1]):
+                rate_ring[row, i] = rate_ring[last, i]
+                seq_ring[row, i, 0] = seq_ring[last, i, 0]
+                seq_ring[row, i, 1] = seq_ring[last, i, 1]
         p = fl[f, FL_PART]
         if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
             parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates

@@ -57,8 +57,8 @@ from wormhole_lab.engine.wheel import push
 
 
 @kernel
-def _steady_span(fl, ci, cf, rate_ring, f, n):
-    """Samples (the newest ones) over which the flow's rate counts as steady, 0 when it does not."""
+def _steady_span(fl, ci, cf, rate_ring, f, row, n):
+    """Samples (the newest ones of ring ``row``) over which flow ``f``'s rate counts as steady, 0 when it does not."""
     window = ci[CI_STEADY_WINDOW]
     start = fl[f, FL_RING_POS]  # the oldest sample, once the ring is full
     line = ci[CI_STEADY_LINE]
@@ -67,7 +67,7 @@ def _steady_span(fl, ci, cf, rate_ring, f, n):
         # the samples show whether one came, so a short window tells as much as two RP-timer periods would
         pinned = True
         for i in range(line):
-            pinned = pinned and rate_ring[f, (start - 1 - i) % window] == fl[f, FL_MAX_RATE]
+            pinned = pinned and rate_ring[row, (start - 1 - i) % window] == fl[f, FL_MAX_RATE]
         if pinned:
             return line
     if ci[CI_STEADY_CYCLES]:
@@ -76,13 +76,13 @@ def _steady_span(fl, ci, cf, rate_ring, f, n):
         return 0
     if n < window:
         return 0
-    lo = rate_ring[f, 0]
+    lo = rate_ring[row, 0]
     hi = lo
     older = 0.0  # sum of the chronologically older half
     newer = 0.0
     half = window // 2
     for i in range(window):
-        r = rate_ring[f, (start + i) % window]
+        r = rate_ring[row, (start + i) % window]
         lo = min(lo, r)
         hi = max(hi, r)
         if i < half:
@@ -174,7 +174,7 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
     fl[f, FL_RING_N] = n
     fl[f, FL_STEADY] = 0
     fl[f, FL_CYC_STEADY] = 0
-    span = _steady_span(fl[f : f + 1], ci, cf, rate_ring[row : row + 1], 0, n)  # the flow and its ring, as row 0
+    span = _steady_span(fl, ci, cf, rate_ring, f, row, n)
     if span > 0:
         # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
         # may still reflect the rate before the window began
