@@ -1,4 +1,5 @@
-"""Incremental partitions equal a from-scratch recompute after every change, and ids are stable."""
+"""Incremental partitions equal a from-scratch recompute after every change, their kept ports are current, and ids
+are stable."""
 
 import numpy as np
 
@@ -24,6 +25,11 @@ def test_incremental_partitions_match_recompute_under_random_changes():
             alive.add(f)
         assert canonical(parts.flows.values()) == canonical(parts.recompute())
         assert all(parts.of_flow[g] == p for p, members in parts.flows.items() for g in members)
+        # ports are kept per partition between changes: what is kept is what its flows use now
+        for p, members in parts.flows.items():
+            assert parts.ports(p) == {int(q) for g in members for q in flow_ports[g]}
+        h = int(rng.integers(n_flows))
+        assert parts.touched_by(h) == {parts.of_flow[g] for g in alive if set(flow_ports[h]) & set(flow_ports[g])}
 
 
 def test_merge_keeps_the_larger_id_and_split_gives_new_ids():

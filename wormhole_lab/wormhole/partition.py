@@ -22,21 +22,35 @@ class Partitions:
         self.of_flow: dict[int, int] = {}
         self.flows: dict[int, set[int]] = {}
         self._free_ids = list(range(len(flow_ports) - 1, -1, -1))  # pop() gives the smallest id first
+        # a partition's ports are asked for several times per change (its ids, the memo's watch and jump)
+        self._ports: dict[int, set[int]] = {}
 
     def ports(self, part: int) -> set[int]:
-        return {int(p) for f in self.flows[part] for p in self._flow_ports[f]}
+        """The ports of partition ``part``'s flows (kept until it changes: do not modify)."""
+        ports = self._ports.get(part)
+        if ports is None:
+            ports = self._ports[part] = {int(p) for f in self.flows[part] for p in self._flow_ports[f]}
+        return ports
 
     def used_ports(self) -> list[int]:
         """The ports of the active flows."""
         return list(self._port_flows)
 
     def touched_by(self, f: int) -> set[int]:
-        """Partitions that share a port with flow ``f``'s paths."""
-        return {self.of_flow[g] for p in self._flow_ports[f] for g in self._port_flows.get(int(p), ())}
+        """Partitions that share a port with flow ``f``'s paths (the flows on a port are all in one: one stands for
+        them)."""
+        touched = set()
+        for p in self._flow_ports[f]:
+            users = self._port_flows.get(int(p))
+            if users:
+                touched.add(self.of_flow[next(iter(users))])
+        return touched
 
     def add(self, f: int) -> tuple[int, set[int]]:
         """Insert a started flow; returns (its partition, ids of partitions merged into it)."""
         touched = self.touched_by(f)
+        for q in touched:
+            self._ports.pop(q, None)
         for p in self._flow_ports[f]:
             self._port_flows.setdefault(int(p), set()).add(f)
         if not touched:
@@ -58,6 +72,7 @@ class Partitions:
     def remove(self, f: int) -> tuple[int, list[int]]:
         """Drop a finished flow; returns (its former partition, ids of partitions split off from it)."""
         part = self.of_flow.pop(f)
+        self._ports.pop(part, None)
         # the flows left on one of f's ports meet there: one of each port stands for them all
         neighbours: set[int] = set()
         for p in self._flow_ports[f]:
@@ -89,12 +104,16 @@ class Partitions:
 
     def _reach(self, start: int) -> Iterator[int]:
         """The active flows connected to ``start`` through shared ports, in breadth-first order (a local search)."""
-        seen, queue = {start}, deque([start])
+        seen, queue, expanded = {start}, deque([start]), set()
         while queue:
             g = queue.popleft()
             yield g
             for p in self._flow_ports[g]:
-                for h in self._port_flows.get(int(p), ()):
+                p = int(p)
+                if p in expanded:  # its users are all seen: a port shared by k flows is read once, not k times
+                    continue
+                expanded.add(p)
+                for h in self._port_flows.get(p, ()):
                     if h not in seen:
                         seen.add(h)
                         queue.append(h)

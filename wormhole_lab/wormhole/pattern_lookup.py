@@ -7,7 +7,7 @@ run by the partition's layout: its flows in the order of their paths, each with 
 and line rate, and its ports renumbered in order of first use. A layout seen before needs neither the FCG,
 the hash nor the isomorphism: two partitions of one layout have the same FCG, flow for flow in that order (the
 renumbering is a one-to-one map of their ports, so every flow pair shares as many), and the stored mapping
-carries over position by position. Layouts found in no entry are forgotten whenever an entry is stored.
+carries over position by position. Layouts found in no entry are forgotten when an entry is stored under their key.
 """
 
 import numpy as np
@@ -67,7 +67,8 @@ class PatternLookup:
         graph = self.graph(members, rates)
         if self._stored(key, graph) is None:
             self.memo.insert(self.fingerprint, key, to_json(graph), value)
-            self._layouts = {layout: known for layout, known in self._layouts.items() if known[1] is not None}
+            # only layouts under this key can find the new entry: the others keep what they found
+            self._layouts = {layout: known for layout, known in self._layouts.items() if known != (key, None)}
 
     def graph(self, members, rates: dict):
         return conflict_graph(
