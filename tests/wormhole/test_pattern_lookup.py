@@ -1,4 +1,5 @@
-"""Pattern lookup: the layout cache gives what the hash and isomorphism give, and forgets misses on a store."""
+"""Pattern lookup: the layout cache gives what the hash and isomorphism give, and forgets misses on a store; label
+sets found in no entry skip the layout."""
 
 import numpy as np
 import pytest
@@ -39,52 +40,60 @@ def value(flows):
 
 def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    key, found = lookup.find({0, 1, 2}, rates)
-    assert found is None
-    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    assert lookup.find({0, 1, 2}, rates) is None
+    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
     calls = []
     monkeypatch.setattr(pattern_lookup, "match", lambda *a: calls.append(a) or match(*a))
-    key2, (stored, mapping) = lookup.find({3, 4, 5}, rates)
-    assert key2 == key and stored == value({0, 1, 2}) and len(calls) == 1
+    stored, mapping = lookup.find({3, 4, 5}, rates)
+    assert stored == value({0, 1, 2}) and len(calls) == 1
     # stored vertex i was flow i; the same position on the same ports is flow i + 3
     assert mapping == {0: 3, 1: 4, 2: 5}
-    assert lookup.find({5, 3, 4}, rates)[1][1] == mapping and len(calls) == 1  # from the layout cache
+    assert lookup.find({5, 3, 4}, rates)[1] == mapping and len(calls) == 1  # from the layout cache
 
 
 def test_another_pattern_is_not_found_and_a_miss_is_forgotten_once_something_is_stored(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    key, _ = lookup.find({0, 1, 2}, rates)
-    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
-    assert lookup.find({6, 7, 8}, rates)[1] is None
-    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2})[1] is None  # a different rate level
-    other, _ = lookup.find({6, 7, 8}, rates)
-    lookup.store(other, {6, 7, 8}, rates, value({6, 7, 8}))
-    assert lookup.find({6, 7, 8}, rates)[1] is not None
+    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
+    assert lookup.find({6, 7, 8}, rates) is None
+    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None  # a different rate level
+    lookup.store({6, 7, 8}, rates, value({6, 7, 8}))
+    assert lookup.find({6, 7, 8}, rates) is not None
 
 
 def test_a_pattern_stored_twice_is_kept_once(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    key, _ = lookup.find({0, 1, 2}, rates)
-    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
-    lookup.store(key, {3, 4, 5}, rates, value({3, 4, 5}))
+    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
+    lookup.store({3, 4, 5}, rates, value({3, 4, 5}))
     assert lookup.memo.inserts == 1
 
 
 def test_the_same_layout_on_other_ports_is_found_without_fcg_or_hash(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    key, _ = lookup.find({0, 1, 2}, rates)
-    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
     lookup.find({3, 4, 5}, rates)  # the layout is now known as found
     built = []
     monkeypatch.setattr(lookup, "graph", lambda *a: built.append(a))
-    key2, (stored, mapping) = lookup.find({9, 10, 11}, rates)
-    assert key2 == key and stored == value({0, 1, 2}) and mapping == {0: 9, 1: 10, 2: 11} and not built
+    stored, mapping = lookup.find({9, 10, 11}, rates)
+    assert stored == value({0, 1, 2}) and mapping == {0: 9, 1: 10, 2: 11} and not built
 
 
 def test_paths_alike_in_length_but_sharing_differently_are_another_layout(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    key, _ = lookup.find({0, 1, 2}, rates)
-    lookup.store(key, {0, 1, 2}, rates, value({0, 1, 2}))
+    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
     lookup.find({3, 4, 5}, rates)
-    other, found = lookup.find({12, 13, 14}, rates)
-    assert found is None and other != key
+    assert lookup.find({12, 13, 14}, rates) is None
+
+
+def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_stored(lookup, monkeypatch):
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
+    routes = []
+    real_route = lookup.paths.route
+    monkeypatch.setattr(lookup.paths, "route", lambda f: routes.append(f) or real_route(f))
+    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None and not routes  # other labels: no layout made
+    assert lookup.find({12, 13, 14}, rates) is None and routes  # the same labels: the layout tells them apart
+    # a lookup opened on the file later knows the stored labels from the start
+    again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.hops, lookup.line_bps)
+    assert again.find({3, 4, 5}, rates)[0] == value({0, 1, 2})
+    other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.hops, lookup.line_bps)
+    assert other_config.find({3, 4, 5}, rates) is None

@@ -32,7 +32,6 @@ class Watch(NamedTuple):
     """A transient watched for the memo DB: since ``t0`` (its partition's formation), under ``key``."""
 
     t0: int
-    key: str
     rates: dict
     members: frozenset
     start: dict  # flow -> bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
@@ -192,15 +191,15 @@ class WormholeController:
         members = frozenset(self.partitions.flows[part])
         rates = {f: int(fl[f, L.FL_RATE]) for f in members}
         self.memo.lookups += 1
-        key, found = self.lookup.find(members, rates)
+        found = self.lookup.find(members, rates)
         if found is not None and self._apply(part, *found, now, horizon):
             self.memo.hits += 1
             return
         self.memo.misses += 1
         if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            self._watch(part, now, key, rates, members)
+            self._watch(part, now, rates, members)
 
-    def _watch(self, part: int, now: int, key: str, rates: dict, members: frozenset) -> None:
+    def _watch(self, part: int, now: int, rates: dict, members: frozenset) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
         end first, up to there (the kernel returns when a flow passes its ``FL_MARK``)."""
         fl = self.state.fl
@@ -214,7 +213,7 @@ class WormholeController:
         marked = bool((marks > fl[ids, L.FL_SND_NXT]).all() and not fl[ids, L.FL_SND_UNA].any())
         if marked:
             fl[ids, L.FL_MARK] = marks
-        self.pending[part] = Watch(now, key, rates, members, start, ids, marked)
+        self.pending[part] = Watch(now, rates, members, start, ids, marked)
 
     def _unwatch(self, part: int) -> Watch | None:
         watch = self.pending.pop(part, None)
@@ -255,7 +254,7 @@ class WormholeController:
         """The watched transient of ``part`` converged (``settled``) or reached a member's mark: store what it
         produced. An outcome that has not settled holds what decides the next stretch: the members' sizes do
         not matter before their last packets, so a hit needs only room for the stored bytes (``_apply``)."""
-        t0, key, rates, members, start, *_ = self._unwatch(part)
+        t0, rates, members, start, *_ = self._unwatch(part)
         if members != self.partitions.flows.get(part) or now <= t0:
             return
         out = unqueued_bytes(self.state, members, self.partitions.ports(part))
@@ -279,7 +278,7 @@ class WormholeController:
                 for f in sorted(members)
             ],
         }
-        self.lookup.store(key, members, rates, value)
+        self.lookup.store(members, rates, value)
 
     def _fast_forward(self, horizon: int) -> None:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])

@@ -165,6 +165,18 @@ class MemoDB:
             self._cache[fingerprint, key] = self._read(fingerprint, key)
         return self._cache[fingerprint, key]
 
+    def graphs(self, fingerprint: str) -> list[str]:
+        """The FCG (json) of every entry under this fingerprint, unchecked: what cannot match them cannot match an
+        intact entry either."""
+        if self.conn is None:
+            return []
+        try:
+            rows = self.conn.execute("SELECT CAST(graph AS BLOB) FROM entries WHERE fingerprint=?", (fingerprint,))
+            return [_text(graph) for (graph,) in rows.fetchall()]
+        except _DB_ERRORS as exc:
+            self._drop(exc)
+            return []
+
     def _read(self, fingerprint: str, key: str) -> list[tuple[str, dict]]:
         if self.conn is None:
             return []

@@ -8,6 +8,10 @@ and line rate, and its ports renumbered in order of first use. A layout seen bef
 the hash nor the isomorphism: two partitions of one layout have the same FCG, flow for flow in that order (the
 renumbering is a one-to-one map of their ports, so every flow pair shares as many), and the stored mapping
 carries over position by position. Layouts found in no entry are forgotten when an entry is stored under their key.
+
+Most partitions of a growing collective match nothing stored: before any of that, the multiset of the FCG's vertex
+labels (rate level, path shape, line rate per flow), which isomorphic graphs share, is looked up among those of
+the stored entries. On MoE-32x22B's 1.3 M lookups the layout alone took a fifth of the run.
 """
 
 import numpy as np
@@ -28,12 +32,20 @@ class PatternLookup:
         self._line = self.line_bps.tolist()  # Python ints: a layout is a tuple of plain values
         self._layouts: dict[tuple, tuple[str, tuple | None]] = {}
         self._parsed: dict = {}
+        self._labels = {self._label_set(from_json(text)) for text in memo.graphs(fingerprint)}
 
-    def find(self, members, rates: dict) -> tuple[str, tuple[dict, dict] | None]:
-        """(key, found) for the partition of flows ``members`` sending at ``rates`` (bit/s per flow);
-        found is (stored value, mapping of stored vertex index -> flow) or None."""
+    @staticmethod
+    def _label_set(graph) -> tuple[str, ...]:
+        return tuple(sorted(label for _, label in graph.nodes(data="label")))
+
+    def find(self, members, rates: dict) -> tuple[dict, dict] | None:
+        """For the partition of flows ``members`` sending at ``rates`` (bit/s per flow): (stored value, mapping of
+        stored vertex index -> flow), or None."""
         flows = list(members)
         levels = rate_levels(np.array([rates[f] for f in flows], dtype=float), self.line_bps[flows]).tolist()
+        labels = (f"{level}/{self.hops[f]}/{self._line[f]}" for f, level in zip(flows, levels, strict=True))
+        if tuple(sorted(labels)) not in self._labels:
+            return None
         entries = sorted((self.paths.route(f), level, f) for f, level in zip(flows, levels, strict=True))
         order = [f for _, _, f in entries]
         number: dict[int, int] = {}
@@ -55,18 +67,20 @@ class PatternLookup:
             position = {f: i for i, f in enumerate(order)}
             known = (key, None if found is None else (found[0], {i: position[f] for i, f in found[1].items()}))
             self._layouts[layout] = known
-        key, stored = known
+        stored = known[1]
         if stored is None:
-            return key, None
+            return None
         value, positions = stored
-        return key, (value, {i: order[p] for i, p in positions.items()})
+        return value, {i: order[p] for i, p in positions.items()}
 
-    def store(self, key: str, members, rates: dict, value: dict) -> None:
+    def store(self, members, rates: dict, value: dict) -> None:
         """Insert an entry for the partition (``value`` lists its flows in ascending id order), unless an
         isomorphic one is stored already: the first of several alike is kept."""
         graph = self.graph(members, rates)
+        key = canonical_key(graph)
         if self._stored(key, graph) is None:
             self.memo.insert(self.fingerprint, key, to_json(graph), value)
+            self._labels.add(self._label_set(graph))
             # only layouts under this key can find the new entry: the others keep what they found
             self._layouts = {layout: known for layout, known in self._layouts.items() if known != (key, None)}
 
