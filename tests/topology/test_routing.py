@@ -3,6 +3,7 @@
 import struct
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -221,32 +222,109 @@ def test_max_rtt_bdp_fat_perm64_is_fast():
     assert elapsed < 1.0, f"max_rtt_bdp took {elapsed:.2f} s"
 
 
+def two_leaves(make):
+    """Two leaves (6, 7) under one spine (8); host 0's link is slower and longer, host 1's delay differs from its
+    rack's by 0.4 ns (the BFS sums whole ns, so it is still a twin), host 5 ("multihomed") also reaches leaf 6."""
+    is_switch = np.array([False] * 6 + [True] * 3)
+    a = [0, 1, 2, 3, 4, 5, 6, 7] + ([5] if make == "multihomed" else [])
+    b = [6, 6, 6, 7, 7, 7, 8, 8] + ([6] if make == "multihomed" else [])
+    rate = [25 * G] + [100 * G] * (len(a) - 1)
+    delay = [3_000_000, 1_000_400] + [1_000_000] * (len(a) - 2)
+    return Topology(is_switch, np.array(a), np.array(b), np.array(rate), np.array(delay), np.zeros(len(a)))
+
+
 def _pair_constants(r: Routes, dst: int) -> tuple:
     """Every host's base RTT and BDP towards ``dst``, sorted: what a BFS from ``dst`` contributes to the maxima."""
     h = r.topo.hosts
     return tuple(sorted(zip(r.pair_base_rtt_ns(h, dst).tolist(), r.pair_bdp_bytes(h, dst).tolist(), strict=True)))
 
 
+@pytest.mark.parametrize(
+    "make, reps",
+    [("uneven", [0, 1, 1, 3, 3, 3]), ("multihomed", [0, 1, 1, 3, 3, 5])],
+)
+def test_twins_are_single_link_hosts_with_equal_links(make, reps):
+    topo = two_leaves(make)
+    assert Routes(topo)._rep[topo.hosts].tolist() == reps
+
+
 @pytest.mark.parametrize("make", ["fat_tree", "uneven", "multihomed"])
 def test_max_rtt_bdp_from_one_host_per_rack_equals_all_pairs(make):
     """Hosts of one rack with equal links share their BFS's pair constants; hosts whose links differ, or that
     have two links, are searched from themselves."""
-    if make == "fat_tree":
-        topo = fat_tree(4)
-    else:
-        # two leaves, one spine; host 0's link is slower and longer, host 5 (multihomed) also reaches leaf 7
-        is_switch = np.array([False] * 6 + [True] * 3)
-        a = [0, 1, 2, 3, 4, 5, 6, 7] + ([5] if make == "multihomed" else [])
-        b = [6, 6, 6, 7, 7, 7, 8, 8] + ([6] if make == "multihomed" else [])
-        rate = [25 * G] + [100 * G] * (len(a) - 1)
-        delay = [3_000_000] + [1_000_000] * (len(a) - 1)
-        topo = Topology(is_switch, np.array(a), np.array(b), np.array(rate), np.array(delay), np.zeros(len(a)))
+    topo = fat_tree(4) if make == "fat_tree" else two_leaves(make)
     r = Routes(topo)
     every = {_pair_constants(r, d) for d in topo.hosts.tolist()}
-    searched = {_pair_constants(r, d) for d in r._twin_representatives().tolist()}
-    assert searched == every and len(r._twin_representatives()) < len(topo.hosts)
+    reps = np.unique(r._rep[topo.hosts])
+    searched = {_pair_constants(r, d) for d in reps.tolist()}
+    assert searched == every and len(reps) < len(topo.hosts)
     rtt, bdp = zip(*(pair for constants in every for pair in constants), strict=True)
     assert r.max_rtt_bdp() == (max(rtt), max(bdp))
+
+
+def random_racks(seed: int) -> Topology:
+    """A random fabric whose host links are all 100G, 1 us, so single-link hosts on one switch are twins."""
+    topo = random_topology(np.random.default_rng(seed), n_hosts=16, n_switches=5, extra=3)
+    host_link = ~topo.is_switch[topo.link_a] | ~topo.is_switch[topo.link_b]
+    rate = np.where(host_link, 100 * G, topo.link_rate_bps)
+    return replace(topo, link_rate_bps=rate, link_delay_ps=np.where(host_link, 1_000_000, topo.link_delay_ps))
+
+
+def per_host_routes(topo: Topology) -> Routes:
+    """Routes with every host its own representative: one BFS per destination host, no tree shared."""
+    r = Routes(topo)
+    r._rep[topo.hosts] = topo.hosts
+    return r
+
+
+@pytest.mark.parametrize(
+    "topo, n_trees",
+    [
+        (rail_optimized(4, 4), 4),  # one tree per rail switch
+        (fat_tree(4), 8),  # one per edge switch
+        (leaf_spine(3, 4, 2), 3),
+        (rail_optimized(2, 4, n_spines=3, nvlink=True), 8),  # every GPU has two links: no twins
+        (two_leaves("multihomed"), 4),
+        *[(random_racks(seed), None) for seed in range(4)],
+    ],
+    ids=["rail_optimized", "fat_tree", "leaf_spine", "nvlink", "multihomed"] + [f"random{seed}" for seed in range(4)],
+)
+def test_shared_trees_equal_a_bfs_per_host(topo, n_trees):
+    """Next hops, ports, hop counts, pair constants and paths read through a twin's tree are those of its own BFS."""
+    shared, own = Routes(topo), per_host_routes(topo)
+    hosts, nodes = topo.hosts.tolist(), range(topo.n_nodes)
+    for d in hosts:
+        for x in nodes:
+            assert shared.next_hops(x, d).tolist() == own.next_hops(x, d).tolist(), (x, d)
+            assert shared.next_hop_ports(x, d).tolist() == own.next_hop_ports(x, d).tolist(), (x, d)
+            assert shared.hop_count(x, d) == own.hop_count(x, d), (x, d)
+    src, dst = np.repeat(np.arange(topo.n_nodes), len(hosts)), np.tile(hosts, topo.n_nodes)
+    for table in ("pair_delay_ns", "pair_base_rtt_ns", "pair_bottleneck_bps", "pair_bdp_bytes"):
+        assert getattr(shared, table)(src, dst).tolist() == getattr(own, table)(src, dst).tolist(), table
+    size = np.random.default_rng(0).integers(0, 10**7, src.size)
+    assert shared.standalone_fct_ns(src, dst, size).tolist() == own.standalone_fct_ns(src, dst, size).tolist()
+    flows = all_pairs_flows(hosts, repeat=2)
+    got, want = shared.paths(flows), own.paths(flows)
+    for field in ("data_offset", "data_ports", "ack_offset", "ack_ports"):
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    assert shared.max_rtt_bdp() == own.max_rtt_bdp()
+    groups = len(np.unique(shared._rep[topo.hosts]))
+    assert len(shared._trees) == groups and len(own._trees) == len(hosts)
+    assert n_trees is None or groups == n_trees
+
+
+def test_8_trees_for_1024_gpus():
+    """Routing every flow of a 1024-GPU rail-optimised cluster computes one tree per rail, not one per GPU."""
+    topo = rail_optimized(128, 8)
+    hosts = topo.hosts
+    flows = make_flows(hosts, np.roll(hosts, 8), 1000, 0)  # a ring over servers, rail by rail
+    r = Routes(topo)
+    paths = r.paths(flows)
+    r.pair_base_rtt_ns(flows.src, flows.dst)
+    r.max_rtt_bdp()
+    assert sorted(r._trees) == list(range(8))
+    for i in (0, 1, 9, 1023):
+        assert_chain(topo, paths.data(i), int(flows.src[i]), int(flows.dst[i]))
 
 
 # ---------------------------------------------------------------- paths

@@ -9,6 +9,15 @@ Host NICs with several equal-cost next hops (e.g. a GPU wired to an NVSwitch and
 pick ``nexthops[h % n]`` with the same 12 bytes hashed by ``ns3::Hash32``, i.e. MurmurHash3 with
 ns-3's fixed seed 0x8BADF00D, as ``RdmaHw::GetNicIdxOfQp`` does (``Routes(host_hash_seed=...)``
 overrides it). The single-NIC hosts of HPCC's topologies never hash.
+
+Twin hosts (one link each, to the same node, of the same delay in ns and rate: a rack's hosts) share one
+BFS. Swapping two twins ``r`` and ``d`` (sigma) maps the graph onto itself and fixes every other node; the
+BFS queues only switches and its root, so their order (descending id at each step) does not change, and the
+BFS from ``d`` is the BFS from ``r`` with the two hosts swapped, and their links swapped in the egress ports
+(pi: the ports out of and into ``r`` become ``d``'s).
+Routes keep the tree of the group's lowest host, ``r``, and read the tree of ``d`` through sigma and pi:
+bit-identical to a BFS per host, with one tree per group (8, one per rail switch, instead of 8192 for
+1024 servers x 8 GPUs, rail_optimized). Hosts with several links keep a BFS of their own.
 """
 
 from dataclasses import dataclass
@@ -111,7 +120,7 @@ class _Tree:
 
 
 class Routes:
-    """Next hops, ECMP paths and pair constants of a topology; BFS trees are computed lazily per destination.
+    """Next hops, ECMP paths and pair constants of a topology; BFS trees are computed lazily per group of twins.
 
     Parameters
     ----------
@@ -153,15 +162,36 @@ class Routes:
         self._erate = rate
         self._edelay_ns = (topo.link_delay_ps.astype(np.int64)[elink] + 500) // 1000  # the reference's clock is ns
         self._etx_ns = self.payload_bytes * 8_000_000_000 // rate
-        self._trees: dict[int, _Tree] = {}
+        self._rep = self._twin_representatives()
+        self._trees: dict[int, _Tree] = {}  # keyed by representative host
         self._max_rtt_bdp: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ BFS
-    def _tree(self, dst: int) -> _Tree:
-        tree = self._trees.get(dst)
+    def _tree(self, rep: int) -> _Tree:
+        """The BFS from representative host ``rep`` (computed once)."""
+        tree = self._trees.get(rep)
         if tree is None:
-            tree = self._trees[dst] = self._bfs(dst)
+            tree = self._trees[rep] = self._bfs(rep)
         return tree
+
+    def _twin_representatives(self) -> np.ndarray:
+        """int64[n]: for each host, the lowest host of its group of twins (itself if it has none); -1 for switches.
+
+        Twins have a single link, to the same node, of the same delay (ns, as the BFS sums them) and rate (which
+        sets the BFS's tx time and bottleneck). A host with several links is alone."""
+        h = self._hosts
+        links = self._ptr[h + 1] - self._ptr[h]
+        first = np.minimum(self._ptr[h], len(self._ev) - 1)  # a host without links is checked out earlier
+        key = np.stack([self._ev[first], self._edelay_ns[first], self._erate[first]], axis=1)
+        key[links != 1] = -1 - np.arange(int((links != 1).sum()))[:, None]  # a host of several links is alone
+        _, index, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        rep = np.full(self._n, -1, dtype=np.int64)
+        rep[h] = h[index[inverse.ravel()]]  # hosts are sorted, so the first of a group is its lowest
+        return rep
+
+    def _uplink(self, host):
+        """Egress port of each single-link host on its link; ``^ 1`` gives the port facing it on the other end."""
+        return self._eport[self._ptr[host]]
 
     def _bfs(self, dst: int) -> _Tree:
         """Level-synchronous BFS that reproduces third.cc's queue order exactly.
@@ -203,19 +233,32 @@ class Routes:
         return _Tree(dist, nh_ptr, ev[sel], self._eport[sel], delay, tx, bw)
 
     # ------------------------------------------------------------------ per-node queries
+    def _next(self, node: int, dst: int) -> tuple[np.ndarray, np.ndarray]:
+        """(next-hop nodes, egress ports) of ``node`` towards host ``dst``: the representative's entry of sigma(node),
+        mapped back through sigma and pi."""
+        dst = self._check_host(dst, "dst")
+        rep = int(self._rep[dst])
+        t = self._tree(rep)
+        x = int(_swap(node, dst, rep))
+        nodes, ports = t.nh_node[t.nh_ptr[x] : t.nh_ptr[x + 1]], t.nh_port[t.nh_ptr[x] : t.nh_ptr[x + 1]]
+        if rep != dst:
+            up_d, up_r = self._uplink(dst), self._uplink(rep)
+            nodes, ports = _swap(nodes, dst, rep), _swap(_swap(ports, up_d, up_r), up_d ^ 1, up_r ^ 1)
+        return nodes, ports
+
     def next_hops(self, node: int, dst: int) -> np.ndarray:
         """Next-hop node ids of ``node`` towards host ``dst``, in the reference's table order."""
-        t = self._tree(self._check_host(dst, "dst"))
-        return t.nh_node[t.nh_ptr[node] : t.nh_ptr[node + 1]]
+        return self._next(node, dst)[0]
 
     def next_hop_ports(self, node: int, dst: int) -> np.ndarray:
         """Egress port ids on ``node`` matching ``next_hops(node, dst)``."""
-        t = self._tree(self._check_host(dst, "dst"))
-        return t.nh_port[t.nh_ptr[node] : t.nh_ptr[node + 1]]
+        return self._next(node, dst)[1]
 
     def hop_count(self, src: int, dst: int) -> int:
         """Links on a shortest path from ``src`` to host ``dst`` (-1 if unreachable)."""
-        return int(self._tree(self._check_host(dst, "dst")).dist[src])
+        dst = self._check_host(dst, "dst")
+        rep = int(self._rep[dst])
+        return int(self._tree(rep).dist[_swap(int(src), dst, rep)])
 
     # ------------------------------------------------------------------ pair constants (third.cc)
     def _pair(self, src, dst):
@@ -238,7 +281,8 @@ class Routes:
         out = np.empty((3, src.size), dtype=np.int64)
         dests = np.unique(dst)
         for d, rows in zip(dests.tolist(), _groups(dst, dests), strict=True):
-            t, s = self._tree(d), src[rows]
+            rep = int(self._rep[d])
+            t, s = self._tree(rep), _swap(src[rows], d, rep)
             out[0, rows], out[1, rows], out[2, rows] = t.delay_ns[s], t.tx_ns[s], t.bw_bps[s]
         return out
 
@@ -265,26 +309,13 @@ class Routes:
         if self._max_rtt_bdp is None:
             max_rtt = max_bdp = 0
             h = self._hosts
-            for d in self._twin_representatives().tolist():
+            for d in np.unique(self._rep[h]).tolist():  # sigma permutes the hosts: a twin's pairs are the same set
                 t = self._tree(d)
                 rtt = 2 * t.delay_ns[h] + t.tx_ns[h]  # zero for the pair (d, d), hence zero BDP too
                 max_rtt = max(max_rtt, int(rtt.max()))
                 max_bdp = max(max_bdp, int(_bdp(rtt, t.bw_bps[h]).max()))
             self._max_rtt_bdp = (max_rtt, max_bdp)
         return self._max_rtt_bdp
-
-    def _twin_representatives(self) -> np.ndarray:
-        """One host of each group of twins: hosts with a single link, to the same switch, of the same delay and
-        rate (a rack's hosts). A BFS from either twin finds every other node by the same edges, except that the
-        two twins swap places, so both give the same set of pair constants: one BFS stands for the group (on
-        fat_perm64's tree, 80 BFS instead of 320)."""
-        h = self._hosts
-        links = self._ptr[h + 1] - self._ptr[h]
-        first = np.minimum(self._ptr[h], len(self._ev) - 1)  # a host without links is checked out earlier
-        key = np.stack([self._ev[first], self._edelay_ns[first], self._erate[first]], axis=1)
-        key[links != 1] = -1 - np.arange(int((links != 1).sum()))[:, None]  # a host of several links is alone
-        _, index = np.unique(key, axis=0, return_index=True)
-        return h[np.sort(index)]
 
     def standalone_fct_ns(self, src, dst, size):
         """The reference's ideal FCT: base_rtt + (size + ceil(size/payload) * 48) * 8e9 // bottleneck.
@@ -338,14 +369,19 @@ class Routes:
         return Paths(d_off, d_ports, a_off, a_ports)
 
     def _walk(self, start, target, w0, w1, w2):
-        """Follow the per-node next-hop tables from ``start`` to ``target`` for many packets at once."""
+        """Follow the per-node next-hop tables from ``start`` to ``target`` for many packets at once.
+
+        A packet to a twin walks the representative's tree from sigma(start); hashes are the same (sigma moves
+        only hosts, which hash with one seed, and a twin has one next hop). Then pi on the ports."""
         n = self._n
-        targets = np.unique(target)
+        rep = self._rep[target]
+        frm = _swap(start, target, rep)  # sigma(start)
+        targets = np.unique(rep)
         trees = {t: self._tree(t) for t in targets.tolist()}
-        hops = np.empty(start.size, dtype=np.int64)
-        for t, rows in zip(targets.tolist(), _groups(target, targets), strict=True):
-            hops[rows] = trees[t].dist[start[rows]]
-        offset = np.zeros(start.size + 1, dtype=np.int64)
+        hops = np.empty(frm.size, dtype=np.int64)
+        for t, rows in zip(targets.tolist(), _groups(rep, targets), strict=True):
+            hops[rows] = trees[t].dist[frm[rows]]
+        offset = np.zeros(frm.size + 1, dtype=np.int64)
         offset[1:] = np.cumsum(hops)
         ports = np.empty(int(offset[-1]), dtype=np.int64)
         # Stack the trees' CSR tables in chunks so one vectorised walk serves many destinations
@@ -360,8 +396,8 @@ class Routes:
             ptr = np.stack([trees[t].nh_ptr + b for t, b in zip(group, base, strict=True)])
             nh_node = np.concatenate([trees[t].nh_node for t in group])
             nh_port = np.concatenate([trees[t].nh_port for t in group])
-            idx = np.flatnonzero(slot[target] >= 0)
-            cur, sl = start[idx].copy(), slot[target[idx]]
+            idx = np.flatnonzero(slot[rep] >= 0)
+            cur, sl = frm[idx].copy(), slot[rep[idx]]
             for step in range(int(hops[idx].max(initial=0))):
                 live = np.flatnonzero(hops[idx] > step)
                 c, s = cur[live], sl[live]
@@ -376,7 +412,13 @@ class Routes:
                     lo[multi] += (h % cnt[multi].astype(np.uint64)).astype(np.int64)
                 ports[offset[idx[live]] + step] = nh_port[lo]
                 cur[live] = nh_node[lo]
-            assert np.array_equal(cur, target[idx]), "walk did not end at the destination"
+            assert np.array_equal(cur, rep[idx]), "walk did not end at the destination"
+        # pi: a walk in the representative's tree ends on the port facing it (hosts are never transited), and it
+        # starts on the twin's own link only when the packet leaves the representative (sigma(start) is the twin).
+        twin = np.flatnonzero(rep != target)
+        ports[offset[twin + 1] - 1] = self._uplink(target[twin]) ^ 1
+        lead = twin[start[twin] == rep[twin]]
+        ports[offset[lead]] = self._uplink(start[lead])
         return offset, ports
 
     def _check_host(self, node, name: str) -> int:
@@ -384,6 +426,11 @@ class Routes:
         if not 0 <= node < self._n or self._is_switch[node]:
             raise InputError(f"Routes.{name}", f"node {node} is not a host", "pass a host node id")
         return node
+
+
+def _swap(x, a, b):
+    """``x`` with values ``a`` and ``b`` exchanged (elementwise; ``a``, ``b`` may be arrays)."""
+    return np.where(x == a, b, np.where(x == b, a, x))
 
 
 def _groups(keys: np.ndarray, distinct: np.ndarray) -> list[np.ndarray]:
