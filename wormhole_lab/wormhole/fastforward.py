@@ -37,6 +37,7 @@ STATE_INT = (
     L.FL_BATCH,
 )
 STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
+_STATE_INT, _STATE_FLOAT = np.array(STATE_INT), np.array(STATE_FLOAT)  # as indices, made once
 
 
 def unqueued_bytes(state, flows, ports) -> dict[int, int]:
@@ -273,8 +274,8 @@ class FastForward:
             self.auditor.offer_memo(part, now, t_conv, dict(adv))
         for f, (_, state_int, state_float) in flows.items():
             restarts_timers = fl[f, L.FL_FIRST_CNP] == 1 and state_int[STATE_INT.index(L.FL_FIRST_CNP)] == 0
-            fl[f, list(STATE_INT)] = state_int
-            ff[f, list(STATE_FLOAT)] = state_float
+            fl[f, _STATE_INT] = state_int
+            ff[f, _STATE_FLOAT] = state_float
             if restarts_timers and int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
                 resume_timers(self.state.g, self.state.events, fl, self.state.ci, f, now + t_conv)
         goodput = {f: ff[f, L.FF_GOODPUT] for f in flows}
@@ -304,11 +305,8 @@ class FastForward:
         s = self.state
         flows = np.fromiter(adv, dtype=np.int64, count=len(adv))
         credit = np.fromiter(adv.values(), dtype=np.int64, count=len(adv))
-        port_bytes = np.zeros(s.pt.shape[0], dtype=np.int64)
-        for f, nbytes in adv.items():
-            packets = nbytes // self.payload
-            port_bytes[self.paths.data(f)] += packets * self.data_wire
-            port_bytes[self.paths.ack(f)] += packets * self.ack_wire
+        packets = credit // self.payload
+        port_bytes = self.paths.port_load(flows, packets * self.data_wire, packets * self.ack_wire, s.pt.shape[0])
         self._credit[flows] = credit
         offset_partition(s.g, s.events, s.pk, s.pt, s.fl, s.active, part, dt, self._credit, port_bytes)
         self._credit[flows] = 0
