@@ -20,6 +20,7 @@ from wormhole_lab.wormhole.flow_paths import FlowPaths
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
 CREDIT_SCALE = 1.0  # test hook: a fast-forward credits this times the measured goodput (the audit must see it)
+NEVER = int(np.iinfo(np.int64).max)
 
 
 # the per-flow CCA state a memoized transient restores (sequence-valued state moves with the offset)
@@ -126,7 +127,7 @@ class FastForward:
 
     def next_known_start(self, ports: set[int], now: int) -> int:
         """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
-        best = np.iinfo(np.int64).max
+        best = NEVER
         state = self.state.fl[:, L.FL_STATE]
         for p in ports:
             entry = self._known_starts.get(p)
@@ -150,7 +151,7 @@ class FastForward:
         within theta/2 of the previous skip's and halving when they moved more. Flows whose data never
         share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
         if self._uncontended(goodput):
-            return np.iinfo(np.int64).max
+            return NEVER
         first = FIRST_CAP_WINDOWS * self.window_ps
         previous = self.history.get(part)
         if previous is None:
@@ -215,13 +216,13 @@ class FastForward:
     def until_done(self, goodput: dict, sent: dict) -> int:
         """Time until the first flow would be down to its last packets at ``goodput`` (bytes/ps per flow), having
         sent ``sent``; 0 when a flow has no rate or no room left."""
-        fl, done = self.state.fl, np.iinfo(np.int64).max
-        for f, rate in goodput.items():
-            left = fl[f, L.FL_SIZE] - sent[f] - TAIL_PACKETS * self.payload
-            if rate <= 0 or left <= 0:
-                return 0
-            done = min(done, int(left / rate))
-        return done
+        flows = np.fromiter(goodput, dtype=np.int64, count=len(goodput))
+        rate = np.fromiter(goodput.values(), dtype=np.float64, count=len(goodput))
+        left = self.state.fl[flows, L.FL_SIZE] - np.fromiter((sent[f] for f in goodput), dtype=np.int64)
+        left -= TAIL_PACKETS * self.payload
+        if (rate <= 0).any() or (left <= 0).any():
+            return 0
+        return int((left / rate).min(initial=NEVER))
 
     def joined_before(self, ports: set[int], t: int, done: int) -> bool:
         """True when a flow with a known start joins the partition before ``done`` from ``t`` (its first member's
