@@ -222,7 +222,7 @@ class FastForward:
         left -= TAIL_PACKETS * self.payload
         if (rate <= 0).any() or (left <= 0).any():
             return 0
-        return int((left / rate).min(initial=NEVER))
+        return int((left / rate).min()) if len(flows) else NEVER
 
     def joined_before(self, ports: set[int], t: int, done: int) -> bool:
         """True when a flow with a known start joins the partition before ``done`` from ``t`` (its first member's
