@@ -73,24 +73,23 @@ class Partitions:
         """Drop a finished flow; returns (its former partition, ids of partitions split off from it)."""
         part = self.of_flow.pop(f)
         self._ports.pop(part, None)
-        # the flows left on one of f's ports meet there: one of each port stands for them all
-        neighbours: set[int] = set()
+        linked = set()  # f's ports that other flows still use: the flows on each meet there
         for p in self._flow_ports[f]:
             users = self._port_flows[int(p)]
             users.discard(f)
-            if not users:
+            if users:
+                linked.add(int(p))
+            else:
                 del self._port_flows[int(p)]
-            elif neighbours.isdisjoint(users):
-                neighbours.add(next(iter(users)))
         members = self.flows[part]
         members.discard(f)
         if not members:
             del self.flows[part]
             self._free_ids.append(part)
             return part, []
-        if self._reach_all(neighbours):
+        if self._still_joined(linked):
             return part, []
-        # neighbours that no longer meet lie in different components: the partition splits
+        # the flows of f's ports no longer meet: the partition splits
         components = sorted(self._components(members), key=len, reverse=True)
         self.flows[part] = components[0]
         new_ids = []
@@ -118,13 +117,14 @@ class Partitions:
                         seen.add(h)
                         queue.append(h)
 
-    def _reach_all(self, targets: set[int]) -> bool:
-        """Whether the flows ``targets`` are still connected to each other. Flows standing for each port of a removed
-        flow being connected means nothing split off (a path through the removed flow can go round it); a search
-        that stops once it met them all costs a fraction of the whole partition's components."""
-        left = set(targets)
-        for g in self._reach(left.pop()):
-            left.discard(g)
+    def _still_joined(self, ports: set[int]) -> bool:
+        """Whether the flows on ``ports`` (a removed flow's, each still used) are still connected to each other: then
+        nothing split off (a path through the removed flow can go round it). The search stops once the flows it met
+        use every one of them, a fraction of the partition for a dense all-to-all; waiting instead to meet one chosen
+        flow of each port took ~8 % of an MoE run."""
+        left = set(ports)
+        for g in self._reach(next(iter(self._port_flows[left.pop()]))):
+            left.difference_update(self._flow_ports[g])
             if not left:
                 return True
         return False
