@@ -105,15 +105,17 @@ class WormholeController:
         placing = ~np.isin(flows, flows[passed])
         rows = np.flatnonzero(placing)  # the flows that join or leave a partition
         # the passed flows' completions between two of those rows meet the partitions as they stand in between
-        between = np.searchsorted(np.cumsum(placing)[passed], np.arange(len(rows) + 2))
+        between = np.searchsorted(np.cumsum(placing)[passed], np.arange(len(rows) + 2)).tolist()
         passed_rows = np.flatnonzero(passed)
         changed: dict[int, int] = {}  # partition -> time of its last change
-        for i, row in enumerate([*rows.tolist(), n]):
-            done = passed_rows[between[i] : between[i + 1]]
-            self._restart_touched(flows[done], times[done], changed)
-            if row < n:
-                t = int(times[row])
-                changed.update(dict.fromkeys(self._flow_event(int(flows[row]), t, int(started[row]), now), t))
+        events = zip(flows[rows].tolist(), times[rows].tolist(), started[rows].tolist(), strict=True)
+        for i, event in enumerate([*events, None]):
+            if between[i] < between[i + 1]:
+                done = passed_rows[between[i] : between[i + 1]]
+                self._restart_touched(flows[done], times[done], changed)
+            if event is not None:
+                f, t, start = event
+                changed.update(dict.fromkeys(self._flow_event(f, t, start, now), t))
         self.state.fl[flows[passed], L.FL_PART] = -1
         # each changed partition is written once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
