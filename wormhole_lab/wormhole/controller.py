@@ -29,7 +29,7 @@ MARK_PACKETS = 2 * TAIL_PACKETS
 
 
 class Watch(NamedTuple):
-    """A transient watched for the memo DB: since ``t0`` (its partition's formation), under ``key``."""
+    """A transient watched for the memo DB: since ``t0`` (its partition's formation), of ``members`` at ``rates``."""
 
     t0: int
     rates: dict

@@ -11,7 +11,7 @@ carries over position by position. Layouts found in no entry are forgotten when 
 
 Most partitions of a growing collective match nothing stored: before any of that, the multiset of the FCG's vertex
 labels (rate level, path shape, line rate per flow), which isomorphic graphs share, is looked up among those of
-the stored entries. On MoE-32x22B's 1.3 M lookups the layout alone took a fifth of the run.
+the stored entries. On MoE-32x22B's 1.3 M lookups (1024 GPUs), layouts and their hashes took a third of the run.
 """
 
 import numpy as np
