@@ -291,3 +291,39 @@ def test_deferred_signals_take_over_from_sigterm_as_interrupt_and_leave_foreign_
             assert signal.getsignal(signal.SIGTERM) is foreign
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+# A packet run with no telemetry and no progress callback: nothing but the run's own safe points returns to Python.
+# 16 flows of 1 GB on a k=4 fat tree take minutes here; one kernel call would hold the signal off until the end.
+QUIET_CHILD = """
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.engine.runner import compile_engine
+from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.builders import fat_tree
+from wormhole_lab.workload.generators import permutation
+
+topo = fat_tree(4)
+scenario = Scenario(topo, permutation(topo, 1_000_000_000, 1), preset("hp"), telemetry=Telemetry.off())
+compile_engine()
+print("ready", flush=True)
+Simulation(scenario).run()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_run_without_telemetry_within_seconds(sig):
+    proc = start(QUIET_CHILD)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-2000:]
+    time.sleep(1.0)  # set-up, then the engine
+    t0 = time.monotonic()
+    proc.send_signal(getattr(signal, sig))
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"the run went on for 30 s after {sig}") from None
+    assert proc.returncode != 0, "the run finished before the signal: make it longer"
+    assert "KeyboardInterrupt" in err or "Terminated" in err, err[-2000:]
+    assert time.monotonic() - t0 < 30

@@ -16,7 +16,8 @@ Handlers are installed only from the main thread and only where the signal has P
 handling (or this module's): an application that handles (or ignores) a signal itself keeps its own
 handler. The previous handlers are put back when the block ends. Like Ctrl-C, the signal takes effect
 when the engine returns to Python (at the next stop: a telemetry chunk, a progress step, a flow
-event), not inside a compiled kernel.
+event, and at least every millisecond of simulated time, ``simulation.SAFE_POINT_PS``), not inside a compiled
+kernel.
 """
 
 import contextlib
