@@ -170,10 +170,7 @@ class FastForward:
         finished 15.8 % early). A flow slower than its port's fastest is fine when another full port on its path
         holds it back (max-min fair shares differ)."""
         pt = self.state.pt
-        load: dict[int, list] = {}
-        for f in goodput:
-            for p in self.paths.data(f).tolist():
-                load.setdefault(p, []).append(f)
+        load = self._by_data_port(goodput)
         full = {
             p
             for p, flows in load.items()
@@ -199,15 +196,19 @@ class FastForward:
     def split_unevenly(self, moved: dict) -> bool:
         """True when two flows whose data share a port moved (``moved``: bytes per flow id) more than theta/10
         apart (and more than a packet)."""
-        load: dict[int, list] = {}
-        for f in moved:
-            for p in self.paths.data(f).tolist():
-                load.setdefault(p, []).append(moved[f])
         return any(
             max(amounts) - min(amounts) > max(self.theta / 10 * max(amounts), self.payload)
-            for amounts in load.values()
+            for amounts in ([moved[f] for f in flows] for flows in self._by_data_port(moved).values())
             if len(amounts) > 1
         )
+
+    def _by_data_port(self, flows) -> dict[int, list[int]]:
+        """The ports the data of ``flows`` cross, each with the flows that cross it."""
+        load: dict[int, list[int]] = {}
+        for f in flows:
+            for p in self.paths.data(f).tolist():
+                load.setdefault(p, []).append(f)
+        return load
 
     def _uncontended(self, members) -> bool:
         ports = np.concatenate([self.paths.data(f) for f in members])

@@ -21,12 +21,17 @@ def rate_levels(rate_bps: np.ndarray, line_bps: np.ndarray) -> np.ndarray:
     return np.rint(rate_bps / line_bps * RATE_LEVELS).astype(np.int64)
 
 
+def vertex_label(level: int, hops: str, line_bps: int) -> str:
+    """A flow's FCG vertex label: its rate level, path shape and line rate."""
+    return f"{level}/{hops}/{line_bps}"
+
+
 def conflict_graph(members, flow_ports: dict, rate_bps: dict, line_bps: dict, hops: dict) -> nx.Graph:
     graph = nx.Graph()
     members = list(members)  # nodes in the caller's order: the matcher's first isomorphism depends on it
     levels = rate_levels(np.array([rate_bps[f] for f in members], float), np.array([line_bps[f] for f in members]))
     for f, level in zip(members, levels.tolist(), strict=True):
-        graph.add_node(f, label=f"{level}/{hops[f]}/{line_bps[f]}")
+        graph.add_node(f, label=vertex_label(level, hops[f], line_bps[f]))
     members = sorted(members)
     for i, f in enumerate(members):
         for g in members[i + 1 :]:

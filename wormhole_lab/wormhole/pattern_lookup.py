@@ -16,7 +16,15 @@ the stored entries. On MoE-32x22B's 1.3 M lookups (1024 GPUs), layouts and their
 
 import numpy as np
 
-from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, rate_levels, to_json
+from wormhole_lab.wormhole.fcg import (
+    canonical_key,
+    conflict_graph,
+    from_json,
+    match,
+    rate_levels,
+    to_json,
+    vertex_label,
+)
 
 
 class PatternLookup:
@@ -43,7 +51,7 @@ class PatternLookup:
         stored vertex index -> flow), or None."""
         flows = list(members)
         levels = rate_levels(np.array([rates[f] for f in flows], dtype=float), self.line_bps[flows]).tolist()
-        labels = (f"{level}/{self.hops[f]}/{self._line[f]}" for f, level in zip(flows, levels, strict=True))
+        labels = (vertex_label(level, self.hops[f], self._line[f]) for f, level in zip(flows, levels, strict=True))
         if tuple(sorted(labels)) not in self._labels:
             return None
         entries = sorted((self.paths.route(f), level, f) for f, level in zip(flows, levels, strict=True))
