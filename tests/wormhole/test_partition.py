@@ -1,46 +1,106 @@
-"""Incremental partitions equal a from-scratch recompute after every change, their kept ports are current, and ids
-are stable."""
+"""The compiled partition bookkeeping equals a from-scratch recompute after every batch of flow events, labels the
+engine's flows and ports, merges into the largest partition and splits where a leaving flow was the only link."""
+
+from types import SimpleNamespace
 
 import numpy as np
 
-from wormhole_lab.wormhole.partition import Partitions
+from wormhole_lab.engine import layout as L
+from wormhole_lab.wormhole.partition import COMPLETION, PASSED_COMPLETION, PASSED_START, START, Partitions
+
+
+def fake_state(data_ports, ack_ports, n_ports):
+    """The columns of an engine state the bookkeeping reads: each flow's data and ACK ports in one path table."""
+    n = len(data_ports)
+    fl = np.zeros((n, L.FL_N), dtype=np.int64)
+    table, at = [], 0
+    for f, (data, ack) in enumerate(zip(data_ports, ack_ports, strict=True)):
+        fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_LEN] = at, len(data)
+        fl[f, L.FL_APATH_BEGIN], fl[f, L.FL_APATH_LEN] = at + len(data), len(ack)
+        table += [*data, *ack]
+        at += len(data) + len(ack)
+    pt = np.zeros((n_ports, L.PT_N), dtype=np.int64)
+    pt[:, L.PT_PART] = -1
+    fl[:, L.FL_PART] = -1
+    parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
+    return SimpleNamespace(fl=fl, pt=pt, parts=parts, path_ports=np.array(table, dtype=np.int64))
 
 
 def canonical(groups):
     return sorted(sorted(g) for g in groups)
 
 
-def test_incremental_partitions_match_recompute_under_random_changes():
+def components(active, ports_of):
+    """Connected components of the active flows through shared ports, by brute force."""
+    left, out = set(active), []
+    while left:
+        seen, stack = set(), [left.pop()]
+        while stack:
+            f = stack.pop()
+            seen.add(f)
+            stack += [g for g in left if ports_of[g] & ports_of[f]]
+            left -= seen | set(stack)
+        out.append(seen)
+    return out
+
+
+def test_batches_of_random_starts_and_completions_give_the_exact_partitions():
     rng = np.random.default_rng(3)
-    n_flows, n_ports = 120, 60
-    flow_ports = [rng.choice(n_ports, size=rng.integers(1, 4), replace=False) for _ in range(n_flows)]
-    parts = Partitions(flow_ports)
-    alive = set()
-    for f in rng.permutation(n_flows).tolist() + rng.permutation(n_flows).tolist():
-        if f in alive:
-            parts.remove(f)
-            alive.discard(f)
-        else:
-            parts.add(f)
-            alive.add(f)
-        assert canonical(parts.flows.values()) == canonical(parts.recompute())
-        assert all(parts.of_flow[g] == p for p, members in parts.flows.items() for g in members)
-        # ports are kept per partition between changes: what is kept is what its flows use now
-        for p, members in parts.flows.items():
-            assert parts.ports(p) == {int(q) for g in members for q in flow_ports[g]}
-        h = int(rng.integers(n_flows))
-        assert parts.touched_by(h) == {parts.of_flow[g] for g in alive if set(flow_ports[h]) & set(flow_ports[g])}
+    n_flows, n_ports = 150, 70
+    data = [rng.choice(n_ports, size=rng.integers(1, 4), replace=False).tolist() for _ in range(n_flows)]
+    ack = [
+        [p for p in rng.choice(n_ports, size=rng.integers(0, 3), replace=False).tolist() if p not in d] for d in data
+    ]
+    ports_of = [set(d) | set(a) for d, a in zip(data, ack, strict=True)]
+    state = fake_state(data, ack, n_ports)
+    parts = Partitions(state)
+    active, t = set(), 0
+    for _ in range(40):
+        rows = []
+        for f in rng.choice(n_flows, size=rng.integers(1, 12), replace=False).tolist():
+            t += 1
+            rows.append((f, t, COMPLETION if f in active else START))
+            (active.discard if f in active else active.add)(f)
+        newcomer = next(f for f in range(n_flows) if f not in active)  # started and completed within the batch
+        rows[len(rows) // 2 : len(rows) // 2] = [(newcomer, t, PASSED_START), (newcomer, t, PASSED_COMPLETION)]
+        state.fl[[f for f, _, kind in rows if kind in (START, PASSED_START)], L.FL_STATE] = L.FS_ACTIVE
+        before = state.parts[:, L.PA_CHANGED_AT].copy()
+        touched, counts = parts.place(np.array(rows))
+        state.fl[[f for f, _, kind in rows if kind in (COMPLETION, PASSED_COMPLETION)], L.FL_STATE] = L.FS_DONE
+        expected = components(active, ports_of)
+        assert canonical(parts.flows.values()) == canonical(expected) == canonical(parts.recompute())
+        assert counts[-1] == len(parts) == len(expected)
+        for part, members in parts.flows.items():
+            assert set(state.fl[list(members), L.FL_PART]) == {part}
+            assert sorted(parts.ports(part)) == sorted(set().union(*(ports_of[f] for f in members)))
+            assert set(state.pt[parts.ports(part), L.PT_PART]) == {part}
+            changed = state.parts[part, L.PA_CHANGED_AT]
+            assert changed == (parts.changed_at(part) if part in touched else before[part])
+        used = set().union(*(ports_of[f] for f in active)) if active else set()
+        assert (state.pt[[p for p in range(n_ports) if p not in used], L.PT_PART] == -1).all()
+        assert (state.fl[[f for f in range(n_flows) if f not in active], L.FL_PART] == -1).all()
 
 
 def test_merge_keeps_the_larger_id_and_split_gives_new_ids():
-    flow_ports = [np.array([0]), np.array([0]), np.array([1]), np.array([0, 1])]
-    parts = Partitions(flow_ports)
-    a, _ = parts.add(0)
-    parts.add(1)
-    b, _ = parts.add(2)
-    assert a != b
-    joined, merged = parts.add(3)  # bridges ports 0 and 1
-    assert joined == a and merged == {b}
-    old, split_off = parts.remove(3)  # the bridge leaves: two partitions again
-    assert old == a and len(split_off) == 1
-    assert parts.of_flow[0] == a and parts.of_flow[2] == split_off[0]
+    state = fake_state([[0], [0], [1], [0, 1]], [[], [], [], []], 2)
+    parts = Partitions(state)
+    parts.place(np.array([(0, 1, START), (1, 2, START), (2, 3, START)]))
+    a, b = state.fl[[0, 2], L.FL_PART]
+    assert a != b and len(parts) == 2
+    touched, _ = parts.place(np.array([(3, 4, START)]))  # bridges ports 0 and 1
+    assert state.fl[[0, 1, 2, 3], L.FL_PART].tolist() == [a] * 4 and len(parts) == 1
+    assert set(touched) == {a, b} and not parts.alive(b) and parts.changed_at(a) == 4
+    assert state.parts[a, L.PA_CHANGED_AT] == 4
+    touched, _ = parts.place(np.array([(3, 5, COMPLETION)]))  # the bridge leaves: two partitions again
+    assert state.fl[0, L.FL_PART] == state.fl[1, L.FL_PART] == a != state.fl[2, L.FL_PART]
+    assert len(parts) == 2 and {parts.changed_at(q) for q in touched} == {5}
+
+
+def test_a_flow_that_came_and_went_restarts_the_partitions_it_touched_and_holds_no_id():
+    state = fake_state([[0], [0], [5]], [[], [], []], 6)
+    parts = Partitions(state)
+    parts.place(np.array([(0, 1, START), (2, 1, START)]))
+    touched, counts = parts.place(np.array([(1, 7, PASSED_START), (1, 9, PASSED_COMPLETION)]))
+    assert touched == [state.fl[0, L.FL_PART]] and parts.changed_at(touched[0]) == 9
+    assert state.parts[touched[0], L.PA_CHANGED_AT] == 9 and state.fl[1, L.FL_PART] == -1
+    assert counts.tolist() == [2, 2]

@@ -15,6 +15,7 @@ import numpy as np
 import wormhole_lab
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.rate_window import mark_candidates
+from wormhole_lab.wormhole import partition as P
 from wormhole_lab.wormhole.audit import METHOD, Auditor
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, unqueued_bytes
 from wormhole_lab.wormhole.memo import MemoDB
@@ -71,7 +72,7 @@ class WormholeController:
             steady.theta,
         )
         self.paths = self.ff.paths
-        self.partitions = Partitions(self.paths)
+        self.partitions = Partitions(state)
         self.retry_ps = steady.window * steady.interval_ps
         self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
         self.steady_entries = 0
@@ -98,35 +99,8 @@ class WormholeController:
         n, now = int(g[L.G_FLOW_LOG_N]), int(g[L.G_NOW])
         g[L.G_FLOW_LOG_N] = 0
         g[L.G_LOG_DUE] = 0
-        flows, times, started = self.state.flow_log[:n].T.copy()
-        # a flow that started and completed since the last look never needs a partition of its own; the
-        # partitions it touched restart their steady test at its completion, as if it had been placed
-        passed = (started == 0) & np.isin(flows, flows[started == 1])  # those completions
-        placing = ~np.isin(flows, flows[passed])
-        rows = np.flatnonzero(placing)  # the flows that join or leave a partition
-        # the passed flows' completions between two of those rows meet the partitions as they stand in between
-        between = np.searchsorted(np.cumsum(placing)[passed], np.arange(len(rows) + 2)).tolist()
-        passed_rows = np.flatnonzero(passed)
-        changed: dict[int, int] = {}  # partition -> time of its last change
-        events = zip(flows[rows].tolist(), times[rows].tolist(), started[rows].tolist(), strict=True)
-        for i, event in enumerate([*events, None]):
-            if between[i] < between[i + 1]:
-                done = passed_rows[between[i] : between[i + 1]]
-                self._restart_touched(flows[done], times[done], changed)
-            if event is not None:
-                f, t, start = event
-                changed.update(dict.fromkeys(self._flow_event(f, t, start, now), t))
-        self.state.fl[flows[passed], L.FL_PART] = -1
-        # each changed partition is written once, as it stands now (a collective's flows start together), and
-        # its steady test restarts at its last change, as if it had been written at each one
-        alive = sorted(part for part in changed if part in self.partitions.flows)
-        for part in alive:
-            self._assign(part, changed[part])
-        for part in alive:
-            if changed[part] == now:
-                self._formed(part, now, horizon)
-            else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
-                self._unwatch(part)
+        if n:
+            self._place(n, now, horizon)
         if g[L.G_MARKED]:
             g[L.G_MARKED] = 0
             self._on_marks(now)
@@ -136,53 +110,45 @@ class WormholeController:
                 mark_candidates(s.g, s.fl, s.ci, s.parts, s.active, now)
             self._fast_forward(horizon)
 
-    def _restart_touched(self, done: np.ndarray, times: np.ndarray, changed: dict[int, int]) -> None:
-        """Flows that came and went completed (``done``, at ``times``) while the partitions stood as now: each
-        partition they touched changed at the completion. A Python search of a flow's ports cost ~3 us, more than
-        its packets on random short flows, and found nothing for most: an array test first picks those that
-        share a port with an active flow."""
-        if not len(done) or not self.partitions.flows:
+    def _place(self, n: int, now: int, horizon: int) -> None:
+        """Place the ``n`` logged flows in partitions, then look up or watch each partition that changed now."""
+        flows, times, started = self.state.flow_log[:n].T.copy()
+        # a flow that started and completed since the last look never needs a partition of its own; the
+        # partitions it touched restart their steady test at its completion, as if it had been placed
+        came = np.isin(flows, flows[started == 1])
+        kinds = np.where(started == 1, P.START, P.COMPLETION)
+        passed = came & (started == 0)
+        kinds[np.isin(flows, flows[passed])] = P.PASSED_START
+        kinds[passed] = P.PASSED_COMPLETION
+        self._skip_back_touched(flows[kinds == P.START], now)
+        touched, counts = self.partitions.place(np.column_stack([flows, times, kinds]))
+        for part in touched:
+            self.ff.finish(part, now)
+        placing = kinds <= P.COMPLETION
+        self.partition_log.extend(zip(times[placing].tolist(), counts[placing].tolist(), strict=True))
+        for f in flows[started == 0].tolist():
+            self.paths.forget(f)
+        # each changed partition is looked at once, as it stands now (a collective's flows start together), and
+        # its steady test restarts at its last change, as if it had been written at each one
+        alive = sorted(part for part in touched if self.partitions.alive(part))
+        for part in alive:
+            self.ff.forget(part)
+        for part in alive:
+            if self.partitions.changed_at(part) == now:
+                self._formed(part, now, horizon)
+            else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
+                self._unwatch(part)
+
+    def _skip_back_touched(self, starts: np.ndarray, now: int) -> None:
+        """Flows that start now on the ports of a partition being fast-forwarded skip it back to now (the kernel
+        returns at such a start at once, so the partition is as it was at the last look)."""
+        if not self.ff.active or not len(starts):
             return
-        used = np.zeros(len(self.state.pt), dtype=bool)
-        used[self.partitions.used_ports()] = True
-        ports, owners = self.paths.flat(done)
-        for i in np.unique(owners[used[ports]]).tolist():
-            f = int(done[i])
-            changed.update(dict.fromkeys(self.partitions.touched_by(f), int(times[i])))
-            self.paths.forget(f)
-
-    def _flow_event(self, f: int, t: int, started: int, now: int) -> set[int]:
-        """Flow ``f`` started or completed at ``t`` (at most ``now``; a start that touches a skip comes at once).
-        Returns the partitions it changed."""
-        fl = self.state.fl
-        if started:
-            for part in self.partitions.touched_by(f):
-                skip = self.ff.active.get(part)
-                if skip is not None and skip.end > now:
-                    self.ff.skip_back(part, now)
-                self.ff.finish(part, now)
-            part, _ = self.partitions.add(f)
-            changed = {part}
-        else:
-            self.ff.finish(self.partitions.of_flow[f], now)
-            part, split_off = self.partitions.remove(f)
-            fl[f, L.FL_PART] = -1
-            released = [p for p in self.paths[f] if p not in self.partitions._port_flows]
-            self.paths.forget(f)
-            self.state.pt[released, L.PT_PART] = -1
-            changed = {q for q in [part, *split_off] if q in self.partitions.flows}
-        self.partition_log.append((t, len(self.partitions.flows)))
-        return changed
-
-    def _assign(self, part: int, t: int) -> None:
-        """Write the partition's id into its flows and ports; its steady test restarts from ``t``."""
-        self.ff.forget(part)
-        members = np.fromiter(self.partitions.flows[part], dtype=np.int64)
-        ports = np.fromiter(self.partitions.ports(part), dtype=np.int64)
-        self.state.fl[members, L.FL_PART] = part
-        self.state.pt[ports, L.PT_PART] = part
-        self.state.parts[part, :] = 0
-        self.state.parts[part, L.PA_CHANGED_AT] = t
+        ports, _ = self.paths.flat(starts)
+        for part in np.unique(self.state.pt[ports, L.PT_PART]).tolist():
+            skip = self.ff.active.get(part)
+            if skip is not None and skip.end > now:
+                self.ff.skip_back(part, now)
 
     def _formed(self, part: int, now: int, horizon: int) -> None:
         """A partition changed: take its transient from the memo DB, or start watching it for one."""
@@ -190,7 +156,7 @@ class WormholeController:
         if self.memo is None or not self.memo.usable:
             return
         fl = self.state.fl
-        members = frozenset(self.partitions.flows[part])
+        members = frozenset(self.partitions.members(part))
         rates = {f: int(fl[f, L.FL_RATE]) for f in members}
         self.memo.lookups += 1
         found = self.lookup.find(members, rates)
@@ -228,7 +194,7 @@ class WormholeController:
         settled. Watches whose partition changed meanwhile are dropped."""
         fl = self.state.fl
         for part, watch in list(self.pending.items()):
-            if watch.members != self.partitions.flows.get(part):
+            if not self.partitions.alive(part) or watch.members != frozenset(self.partitions.members(part)):
                 self._unwatch(part)
             elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
@@ -247,9 +213,10 @@ class WormholeController:
             flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
             goodput[f], sent[f] = entry["float"][GOODPUT], fl[f, L.FL_SND_NXT] + entry["bytes"]
         done = t_conv + (self.ff.until_done(goodput, sent) if settled else 0)
-        if self.ff.joined_before(self.partitions.ports(part), now, done):
+        ports = self.partitions.ports(part)
+        if self.ff.joined_before(ports, now, done):
             return False
-        self.ff.memo_jump(part, now, t_conv, flows, self.partitions.ports(part), horizon, settled)
+        self.ff.memo_jump(part, now, t_conv, flows, ports, horizon, settled)
         return True
 
     def _record(self, part: int, now: int, settled: bool) -> None:
@@ -257,7 +224,7 @@ class WormholeController:
         produced. An outcome that has not settled holds what decides the next stretch: the members' sizes do
         not matter before their last packets, so a hit needs only room for the stored bytes (``_apply``)."""
         t0, rates, members, start, *_ = self._unwatch(part)
-        if members != self.partitions.flows.get(part) or now <= t0:
+        if not self.partitions.alive(part) or members != frozenset(self.partitions.members(part)) or now <= t0:
             return
         out = unqueued_bytes(self.state, members, self.partitions.ports(part))
         moved = {f: out[f] - start[f] for f in members}
@@ -286,10 +253,10 @@ class WormholeController:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])
         for part in np.flatnonzero(parts[:, L.PA_CANDIDATE]).tolist():
             parts[part, L.PA_CANDIDATE] = 0
-            if part not in self.partitions.flows:
+            if not self.partitions.alive(part):
                 continue
             self.ff.finish(part, now)
-            members, ports = self.partitions.flows[part], self.partitions.ports(part)
+            members, ports = self.partitions.members(part), self.partitions.ports(part)
             settled = not self.ff.shares_disagree({f: self.state.ff[f, L.FF_GOODPUT] for f in members})
             if part in self.pending and settled:  # a transient whose shares still move has not ended
                 self._record(part, now, settled=True)
