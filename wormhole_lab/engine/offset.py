@@ -33,7 +33,6 @@ from wormhole_lab.engine.layout import (
     FL_SND_NXT,
     FL_SND_UNA,
     FL_TX_BYTES,
-    G_N_ACTIVE,
     G_NOW,
     INT_FIELDS,
     INT_MAX_HOPS,
@@ -88,22 +87,25 @@ def _belongs(pk, pt, fl, kind, a, part):
 
 
 @kernel
-def offset_partition(g, events, pk, pt, fl, active, part, dt, adv, port_bytes):
-    """Shift partition ``part`` by ``dt`` ps; flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
+def offset_partition(g, events, pk, pt, fl, part, dt, adv, port_bytes, ports, flows):
+    """Shift partition ``part`` (its ``ports`` and ``flows``, those whose PT_PART and FL_PART it is) by ``dt`` ps;
+    flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
 
-    A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back)."""
+    A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back). The event rows are all
+    read (an event's partition shows only in its port's or flow's row); the free ones are passed over before
+    ``_belongs``, whose call costs more than the read (MoE-32x22B on 1024 GPUs: 21,000 rows, 1,800 pending)."""
     now = g[G_NOW]
     for r in rows(events):
         kind = events[r, E_KIND]
+        if kind == EV_NONE:
+            continue
         a = events[r, E_A]
         if _belongs(pk, pt, fl, kind, a, part):
             events[r, E_TIME] += dt
             if kind == EV_ARRIVE:
                 _shift_packet(pk, a, dt, adv[pk[a, PK_FLOW]])
     relink(g, events)
-    for p in range(pt.shape[0]):
-        if pt[p, PT_PART] != part:
-            continue
+    for p in ports:
         for head in (PT_CTRL_HEAD, PT_DATA_HEAD):
             k = pt[p, head]
             while k >= 0:
@@ -115,10 +117,7 @@ def offset_partition(g, events, pk, pt, fl, active, part, dt, adv, port_bytes):
             pt[p, PT_FREE_AT] += dt
         pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
         pt[p, PT_SKIP_CURRENT] = pt[p, PT_SKIP_CURRENT] + port_bytes[p] if dt < 0 else port_bytes[p]
-    for i in range(g[G_N_ACTIVE]):
-        f = active[i]
-        if fl[f, FL_PART] != part:
-            continue
+    for f in flows:
         b = adv[f]
         for c in (FL_SND_NXT, FL_SND_UNA, FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
             fl[f, c] += b

@@ -72,6 +72,7 @@ class Skip:
     goodput: dict
     adv: dict  # flow id -> bytes credited
     memo_until: int  # the skip is taken from the memo DB up to here, fast-forwarded after
+    ports: np.ndarray  # the partition's ports (a skip-back shifts them back)
 
 
 class FastForward:
@@ -125,7 +126,7 @@ class FastForward:
         bounds = np.append(first, len(port))
         return {int(p): (start[a:b], flow[a:b]) for p, a, b in zip(keys, bounds[:-1], bounds[1:], strict=True)}
 
-    def next_known_start(self, ports: set[int], now: int) -> int:
+    def next_known_start(self, ports: list[int], now: int) -> int:
         """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
         best = NEVER
         state = self.state.fl[:, L.FL_STATE]
@@ -225,7 +226,7 @@ class FastForward:
             return 0
         return int((left / rate).min()) if len(flows) else NEVER
 
-    def joined_before(self, ports: set[int], t: int, done: int) -> bool:
+    def joined_before(self, ports: list[int], t: int, done: int) -> bool:
         """True when a flow with a known start joins the partition before ``done`` from ``t`` (its first member's
         completion). Such a partition is not skipped (nor taken from the memo DB) before the join: a skip leaves
         the members' packets shifted by parts of a packet, and flows that meet on a port settle on shares such
@@ -234,7 +235,7 @@ class FastForward:
         13.8 %, none 0.004 %)."""
         return self.next_known_start(ports, t) - t < done
 
-    def _span(self, part: int, goodput: dict, sent: dict, ports: set[int], t: int, horizon: int) -> int:
+    def _span(self, part: int, goodput: dict, sent: dict, ports: list[int], t: int, horizon: int) -> int:
         """How long partition ``part`` may be skipped from ``t`` at ``goodput`` (bytes/ps per flow), its flows
         having sent ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room). A skip
         of that length is then taken: the next one's cap starts from it."""
@@ -249,7 +250,7 @@ class FastForward:
         self.history[part] = (goodput, cap)
         return dt
 
-    def try_skip(self, part: int, members: set[int], ports: set[int], now: int, horizon: int) -> bool:
+    def try_skip(self, part: int, members: list[int], ports: list[int], now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
         fl, ff = self.state.fl, self.state.ff
         goodput = {f: ff[f, L.FF_GOODPUT] * CREDIT_SCALE for f in members}  # bytes per ps
@@ -259,12 +260,12 @@ class FastForward:
         if self.auditor is not None:
             self.auditor.offer_fastforward(part, now, dt, goodput)
         adv = {f: int(rate * dt) // self.payload * self.payload for f, rate in goodput.items()}
-        self._jump(part, now, dt, adv, goodput, memo_until=now)
+        self._jump(part, ports, now, dt, adv, goodput, memo_until=now)
         self.skips_taken += 1
         return True
 
     def memo_jump(
-        self, part: int, now: int, t_conv: int, flows: dict, ports: set[int], horizon: int, settled: bool
+        self, part: int, now: int, t_conv: int, flows: dict, ports: list[int], horizon: int, settled: bool
     ) -> None:
         """Skip a transient whose outcome the memo DB knows: ``flows`` maps flow id -> (bytes, int state,
         float state). The partition takes the stored state. A ``settled`` transient ended steady, so the
@@ -286,12 +287,14 @@ class FastForward:
         for f, rate in goodput.items():
             adv[f] += int(rate * dt) // self.payload * self.payload
         self.skips_taken += dt > 0
-        self._jump(part, now, t_conv + dt, adv, {f: adv[f] / (t_conv + dt) for f in flows}, memo_until=now + t_conv)
+        average = {f: adv[f] / (t_conv + dt) for f in flows}
+        self._jump(part, ports, now, t_conv + dt, adv, average, memo_until=now + t_conv)
 
-    def _jump(self, part: int, now: int, dt: int, adv: dict, goodput: dict, memo_until: int) -> None:
+    def _jump(self, part: int, ports, now: int, dt: int, adv: dict, goodput: dict, memo_until: int) -> None:
         """Shift partition ``part`` by ``dt`` from ``now``, its flows advancing ``adv`` bytes (flow id -> bytes);
         the part before ``memo_until`` is booked as taken from the memo DB."""
-        self._offset(part, dt, adv)
+        ports = np.fromiter(ports, dtype=np.int64, count=len(ports))
+        self._offset(part, ports, dt, adv)
         parts = self.state.parts
         parts[part, L.PA_SKIP_START] = now
         parts[part, L.PA_SKIP_END] = now + dt
@@ -299,18 +302,18 @@ class FastForward:
             parts[part, L.PA_CHANGED_AT] = now + dt  # its steady windows start after the stored transient
         # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
         parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
-        self.active[part] = Skip(part, now, now + dt, goodput, adv, memo_until)
+        self.active[part] = Skip(part, now, now + dt, goodput, adv, memo_until, ports)
         self.log.append(self.active[part])
 
-    def _offset(self, part: int, dt: int, adv: dict) -> None:
-        """Shift the partition's events by ``dt``; its flows advance ``adv`` bytes and their ports carry them."""
+    def _offset(self, part: int, ports: np.ndarray, dt: int, adv: dict) -> None:
+        """Shift the partition's events by ``dt``; its flows advance ``adv`` bytes and its ``ports`` carry them."""
         s = self.state
         flows = np.fromiter(adv, dtype=np.int64, count=len(adv))
         credit = np.fromiter(adv.values(), dtype=np.int64, count=len(adv))
         packets = credit // self.payload
         port_bytes = self.paths.port_load(flows, packets * self.data_wire, packets * self.ack_wire, s.pt.shape[0])
         self._credit[flows] = credit
-        offset_partition(s.g, s.events, s.pk, s.pt, s.fl, s.active, part, dt, self._credit, port_bytes)
+        offset_partition(s.g, s.events, s.pk, s.pt, s.fl, part, dt, self._credit, port_bytes, ports, flows)
         self._credit[flows] = 0
         # the steady-test window lives in the partition's own (shifted) timeline: its sequence numbers move too
         moved = credit != 0
@@ -323,7 +326,7 @@ class FastForward:
             f: int(rate * (now - skip.start)) // self.payload * self.payload - skip.adv[f]
             for f, rate in skip.goodput.items()
         }
-        self._offset(part, now - skip.end, adv)
+        self._offset(part, skip.ports, now - skip.end, adv)
         self.state.parts[part, L.PA_SKIP_END] = 0
         for f, back in adv.items():
             skip.adv[f] += back
