@@ -97,3 +97,15 @@ def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_s
     assert again.find({3, 4, 5}, rates)[0] == value({0, 1, 2})
     other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.hops, lookup.line_bps)
     assert other_config.find({3, 4, 5}, rates) is None
+
+
+def test_which_stored_flow_stands_for_which_does_not_depend_on_the_order_members_come_in(tmp_path, lookup):
+    """Flows 3-5 are an incast of three alike flows: any one may stand for any stored one. The lookup picks the
+    same one whatever the order of the members it is given (a set's order is an accident of how it was built)."""
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    lookup.store([2, 0, 1], rates, value({0, 1, 2}))
+    mappings = set()
+    for order in ([3, 4, 5], [5, 4, 3], [4, 5, 3], [5, 3, 4]):
+        fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.hops, lookup.line_bps)  # no layout cache
+        mappings.add(tuple(sorted(fresh.find(order, rates)[1].items())))
+    assert len(mappings) == 1
