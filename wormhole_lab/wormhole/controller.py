@@ -155,9 +155,9 @@ class WormholeController:
         self._unwatch(part)
         if self.memo is None or not self.memo.usable:
             return
-        fl = self.state.fl
-        members = frozenset(self.partitions.members(part))
-        rates = {f: int(fl[f, L.FL_RATE]) for f in members}
+        ids = self.partitions.members(part)
+        members = frozenset(ids)
+        rates = dict(zip(ids, self.state.fl[ids, L.FL_RATE].tolist(), strict=True))
         self.memo.lookups += 1
         found = self.lookup.find(members, rates)
         if found is not None and self._apply(part, *found, now, horizon):
