@@ -222,10 +222,7 @@ class Simulation:
         if self.mode == "wormhole":
             from wormhole_lab.wormhole.controller import WormholeController  # (networkx, sqlite3) only when used
 
-            data_header, ack_wire = int(state.ci[L.CI_DATA_HDR]), int(state.ci[L.CI_ACK_WIRE])
-            controller = WormholeController(
-                state, scenario.flows, scenario.wormhole, scenario.config, data_header, ack_wire
-            )
+            controller = WormholeController(state, scenario.flows, scenario.wormhole, scenario.config)
         self.controller = controller
         state.ci[L.CI_CHECK] = scenario.check_invariants
         self.compile_seconds = compile_engine() if flow is None else compile_flow_level()

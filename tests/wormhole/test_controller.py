@@ -67,7 +67,7 @@ def controller():
     flows = make_flows([1, 2, 3], [0, 0, 4], [10**6] * 3, [0, 0, 0])
     scenario = Scenario(star(5), flows, preset("hp"), telemetry=Telemetry.off())
     state = prepare(scenario).state
-    return WormholeController(state, flows, WormholeConfig(), scenario.config, 48, 60)
+    return WormholeController(state, flows, WormholeConfig(), scenario.config)
 
 
 def write_log(ctrl, rows):
@@ -132,7 +132,7 @@ def test_set_up_of_a_hundred_thousand_flows_holds_little_beyond_the_engine_table
     tracemalloc.start()
     try:
         state = prepare(scenario).state
-        WormholeController(state, flows, WormholeConfig(), scenario.config, 66, 60)
+        WormholeController(state, flows, WormholeConfig(), scenario.config)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -39,10 +39,3 @@ def test_flat_gives_the_data_then_ack_ports_of_the_flows_asked_for_with_their_in
     ports, owners = paths.flat(np.array([2, 0]))
     assert ports.tolist() == [8, 5, 6, 7, 6, 5] and owners.tolist() == [0, 1, 1, 0, 1, 1]
     assert [len(a) for a in paths.flat(np.array([], dtype=np.int64))] == [0, 0]
-
-
-def test_port_load_adds_each_flows_weights_on_its_data_and_ack_ports():
-    # flow 0: data 5, 6 and ACK 6, 5; flow 1: data 6 and ACK 5; flow 2: data 8 and ACK 7
-    paths = FlowPaths(np.array([5, 6, 7, 6, 5, 8]), [0, 1, 5], [2, 1, 1], [3, 4, 2], [2, 1, 1])
-    load = paths.port_load(np.array([2, 0, 1]), np.array([100, 10, 1]), np.array([-3, 2, 7]), 9)
-    assert load.tolist() == [0, 0, 0, 0, 0, 10 + 2 + 7, 10 + 1 + 2, -3, 100]

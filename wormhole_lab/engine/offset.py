@@ -8,6 +8,9 @@ consistently; other partitions keep running and see the same shared buffer.
 
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    CI_ACK_WIRE,
+    CI_DATA_HDR,
+    CI_PAYLOAD,
     E_A,
     E_KIND,
     E_TIME,
@@ -19,6 +22,8 @@ from wormhole_lab.engine.layout import (
     EV_NONE,
     EV_RTO,
     EV_TX_DONE,
+    FL_APATH_BEGIN,
+    FL_APATH_LEN,
     FL_HIGH_SEQ,
     FL_HOP_BASE,
     FL_LAST_NACK,
@@ -27,6 +32,8 @@ from wormhole_lab.engine.layout import (
     FL_NACK_TIMER,
     FL_NEXT_AVAIL,
     FL_PART,
+    FL_PATH_BEGIN,
+    FL_PATH_LEN,
     FL_RCV_NXT,
     FL_SKIP_CURRENT,
     FL_SKIPPED_BYTES,
@@ -87,9 +94,16 @@ def _belongs(pk, pt, fl, kind, a, part):
 
 
 @kernel
-def offset_partition(g, events, pk, pt, fl, part, dt, adv, port_bytes, ports, flows):
+def _credit_ports(pt, path_ports, begin, length, nbytes):
+    for i in range(begin, begin + length):
+        pt[path_ports[i], PT_SKIPPED_BYTES] += nbytes
+        pt[path_ports[i], PT_SKIP_CURRENT] += nbytes
+
+
+@kernel
+def offset_partition(g, ci, events, pk, pt, fl, path_ports, part, dt, adv, ports, flows):
     """Shift partition ``part`` (its ``ports`` and ``flows``, those whose PT_PART and FL_PART it is) by ``dt`` ps;
-    flow f advances ``adv[f]`` bytes, port p credits ``port_bytes[p]``.
+    flow f advances ``adv[f]`` bytes (whole packets), which its data and ACK ports are credited with on the wire.
 
     A negative ``dt`` with negative advances undoes part of an earlier shift (skip-back). The event rows are all
     read (an event's partition shows only in its port's or flow's row); the free ones are passed over before
@@ -115,10 +129,14 @@ def offset_partition(g, events, pk, pt, fl, part, dt, adv, port_bytes, ports, fl
             pt[p, PT_WAKE_AT] += dt
         if busy(g, pt, p, now):  # its TX_DONE moves with the partition, in the queue or not
             pt[p, PT_FREE_AT] += dt
-        pt[p, PT_SKIPPED_BYTES] += port_bytes[p]
-        pt[p, PT_SKIP_CURRENT] = pt[p, PT_SKIP_CURRENT] + port_bytes[p] if dt < 0 else port_bytes[p]
+        if dt >= 0:  # a skip's credit replaces the last one's; a skip-back's takes part of it back
+            pt[p, PT_SKIP_CURRENT] = 0
     for f in flows:
         b = adv[f]
+        packets = b // ci[CI_PAYLOAD]
+        data_wire = packets * (ci[CI_PAYLOAD] + ci[CI_DATA_HDR])
+        _credit_ports(pt, path_ports, fl[f, FL_PATH_BEGIN], fl[f, FL_PATH_LEN], data_wire)
+        _credit_ports(pt, path_ports, fl[f, FL_APATH_BEGIN], fl[f, FL_APATH_LEN], packets * ci[CI_ACK_WIRE])
         for c in (FL_SND_NXT, FL_SND_UNA, FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
             fl[f, c] += b
         fl[f, FL_SKIP_CURRENT] = fl[f, FL_SKIP_CURRENT] + b if dt < 0 else b

@@ -49,10 +49,9 @@ def config_fingerprint(engine_config) -> str:
 
 
 class WormholeController:
-    def __init__(self, state, flows, config: WormholeConfig, engine_config, data_header: int, ack_wire: int):
+    def __init__(self, state, flows, config: WormholeConfig, engine_config):
         self.state = state
         steady = config.steady.for_cca(engine_config)
-        payload = engine_config.payload_bytes
         line_bps = state.pt[state.fl[:, L.FL_NIC_PORT], L.PT_RATE]
         # memo lookups need a partition as it forms, and a return to Python each: they follow the flows that last
         # at least a skip worth taking at line rate (short flows, as in random traffic, would cost a return each)
@@ -61,16 +60,7 @@ class WormholeController:
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
         state.ci[L.CI_STEADY_LINE] = steady.line_window
         state.ci[L.CI_STEADY_CYCLES] = steady.cycles
-        self.ff = FastForward(
-            state,
-            flows,
-            payload,
-            data_header,
-            ack_wire,
-            steady.min_skip_ps,
-            steady.window * steady.interval_ps,
-            steady.theta,
-        )
+        self.ff = FastForward(state, flows, steady.min_skip_ps, steady.window * steady.interval_ps, steady.theta)
         self.paths = self.ff.paths
         self.partitions = Partitions(state)
         self.retry_ps = steady.window * steady.interval_ps
@@ -203,20 +193,23 @@ class WormholeController:
         """Use a stored transient if every flow has room for it and no known start comes before the partition's
         first completion (``FastForward.joined_before``): after a settled transient, when the first flow would
         finish at the stored goodput; after one stored at a member's mark, at its end."""
-        t_conv, settled, fl = value["t_conv"], value.get("settled", True), self.state.fl
-        flows, goodput, sent = {}, {}, {}
-        for i, entry in enumerate(value["flows"]):
-            f = mapping[i]
-            room = fl[f, L.FL_SIZE] - fl[f, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload
-            if entry["bytes"] > room:
-                return False
-            flows[f] = (entry["bytes"], np.asarray(entry["int"], dtype=np.int64), np.asarray(entry["float"]))
-            goodput[f], sent[f] = entry["float"][GOODPUT], fl[f, L.FL_SND_NXT] + entry["bytes"]
-        done = t_conv + (self.ff.until_done(goodput, sent) if settled else 0)
+        t_conv, settled, fl, entries = value["t_conv"], value.get("settled", True), self.state.fl, value["flows"]
+        ids = np.fromiter((mapping[i] for i in range(len(entries))), dtype=np.int64, count=len(entries))
+        moved = np.array([entry["bytes"] for entry in entries], dtype=np.int64)
+        if (moved > fl[ids, L.FL_SIZE] - fl[ids, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload).any():
+            return False
+        state_int = np.array([entry["int"] for entry in entries], dtype=np.int64)
+        state_float = np.array([entry["float"] for entry in entries], dtype=np.float64)
+        done = t_conv
+        if settled:
+            flows = ids.tolist()
+            goodput = dict(zip(flows, state_float[:, GOODPUT].tolist(), strict=True))
+            sent = dict(zip(flows, (fl[ids, L.FL_SND_NXT] + moved).tolist(), strict=True))
+            done += self.ff.until_done(goodput, sent)
         ports = self.partitions.ports(part)
         if self.ff.joined_before(ports, now, done):
             return False
-        self.ff.memo_jump(part, now, t_conv, flows, ports, horizon, settled)
+        self.ff.memo_jump(part, now, t_conv, ids, moved, state_int, state_float, ports, horizon, settled)
         return True
 
     def _record(self, part: int, now: int, settled: bool) -> None:

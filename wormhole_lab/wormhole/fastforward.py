@@ -94,25 +94,14 @@ class Skip:
 class FastForward:
     """Plans and applies skips on an engine state; keeps the statistics of what was skipped."""
 
-    def __init__(
-        self,
-        state,
-        flows,
-        payload: int,
-        data_header: int,
-        ack_wire: int,
-        min_skip_ps: int,
-        window_ps: int,
-        theta: float,
-    ):
+    def __init__(self, state, flows, min_skip_ps: int, window_ps: int, theta: float):
         self.state = state
         self.auditor = None  # an audit.Auditor, offered every skip before it is taken
         self.window_ps = window_ps
         self.theta = theta
         self.history: dict[int, tuple[dict, int]] = {}  # per partition: goodputs of its last skip, skip cap
-        self.payload = payload
-        self.data_wire = payload + data_header
-        self.ack_wire = ack_wire
+        self.payload = int(state.ci[L.CI_PAYLOAD])
+        self.data_wire = self.payload + int(state.ci[L.CI_DATA_HDR])
         self.min_skip_ps = min_skip_ps
         self.paths = FlowPaths.of_state(state)
         self.active: dict[int, Skip] = {}
@@ -281,29 +270,40 @@ class FastForward:
         return True
 
     def memo_jump(
-        self, part: int, now: int, t_conv: int, flows: dict, ports: list[int], horizon: int, settled: bool
+        self,
+        part: int,
+        now: int,
+        t_conv: int,
+        flows: np.ndarray,
+        moved: np.ndarray,
+        state_int: np.ndarray,
+        state_float: np.ndarray,
+        ports: list[int],
+        horizon: int,
+        settled: bool,
     ) -> None:
-        """Skip a transient whose outcome the memo DB knows: ``flows`` maps flow id -> (bytes, int state,
-        float state). The partition takes the stored state. A ``settled`` transient ended steady, so the
-        partition then goes on at its stored goodput as a fast-forward would, without re-qualifying; one that
-        ended at a member's mark goes on packet by packet."""
+        """Skip a transient whose outcome the memo DB knows: ``flows[i]`` moved ``moved[i]`` bytes and ends with CCA
+        state ``state_int[i]`` (``STATE_INT``) and ``state_float[i]`` (``STATE_FLOAT``), which it takes. A
+        ``settled`` transient ended steady, so the partition then goes on at its stored goodput as a fast-forward
+        would, without re-qualifying; one that ended at a member's mark goes on packet by packet."""
         fl, ff = self.state.fl, self.state.ff
-        adv = {f: int(nbytes) // self.payload * self.payload for f, (nbytes, _, _) in flows.items()}
+        ids = flows.tolist()
+        credit = moved // self.payload * self.payload
         if self.auditor is not None:
-            self.auditor.offer_memo(part, now, t_conv, dict(adv))
-        for f, (_, state_int, state_float) in flows.items():
-            restarts_timers = fl[f, L.FL_FIRST_CNP] == 1 and state_int[STATE_INT.index(L.FL_FIRST_CNP)] == 0
-            fl[f, _STATE_INT] = state_int
-            ff[f, _STATE_FLOAT] = state_float
-            if restarts_timers and int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
+            self.auditor.offer_memo(part, now, t_conv, dict(zip(ids, credit.tolist(), strict=True)))
+        restarts_timers = (fl[flows, L.FL_FIRST_CNP] == 1) & (state_int[:, STATE_INT.index(L.FL_FIRST_CNP)] == 0)
+        fl[flows[:, None], _STATE_INT] = state_int
+        ff[flows[:, None], _STATE_FLOAT] = state_float
+        if int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
+            for f in flows[restarts_timers].tolist():
                 resume_timers(self.state.g, self.state.events, fl, self.state.ci, f, now + t_conv)
-        goodput = {f: ff[f, L.FF_GOODPUT] for f in flows}
-        sent = {f: fl[f, L.FL_SND_NXT] + adv[f] for f in flows}
+        goodput = dict(zip(ids, ff[flows, L.FF_GOODPUT].tolist(), strict=True))
+        sent = dict(zip(ids, (fl[flows, L.FL_SND_NXT] + credit).tolist(), strict=True))
         dt = self._span(part, goodput, sent, ports, now + t_conv, horizon) if settled else 0
-        for f, rate in goodput.items():
-            adv[f] += int(rate * dt) // self.payload * self.payload
+        credit += (ff[flows, L.FF_GOODPUT] * dt).astype(np.int64) // self.payload * self.payload
         self.skips_taken += dt > 0
-        average = {f: adv[f] / (t_conv + dt) for f in flows}
+        adv = dict(zip(ids, credit.tolist(), strict=True))
+        average = {f: adv[f] / (t_conv + dt) for f in ids}
         self._jump(part, ports, now, t_conv + dt, adv, average, memo_until=now + t_conv)
 
     def _jump(self, part: int, ports, now: int, dt: int, adv: dict, goodput: dict, memo_until: int) -> None:
@@ -326,10 +326,8 @@ class FastForward:
         s = self.state
         flows = np.fromiter(adv, dtype=np.int64, count=len(adv))
         credit = np.fromiter(adv.values(), dtype=np.int64, count=len(adv))
-        packets = credit // self.payload
-        port_bytes = self.paths.port_load(flows, packets * self.data_wire, packets * self.ack_wire, s.pt.shape[0])
         self._credit[flows] = credit
-        offset_partition(s.g, s.events, s.pk, s.pt, s.fl, part, dt, self._credit, port_bytes, ports, flows)
+        offset_partition(s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.path_ports, part, dt, self._credit, ports, flows)
         self._credit[flows] = 0
         # the steady-test window lives in the partition's own (shifted) timeline: its sequence numbers move too
         moved = credit != 0

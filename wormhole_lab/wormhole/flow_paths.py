@@ -50,16 +50,6 @@ class FlowPaths:
             owners.append(np.repeat(np.arange(len(flows)), lengths))
         return np.concatenate(ports), np.concatenate(owners)
 
-    def port_load(self, flows: np.ndarray, data: np.ndarray, ack: np.ndarray, n_ports: int) -> np.ndarray:
-        """int64[n_ports]: per port, the sum of ``data[i]`` over the flows ``flows[i]`` whose data cross it and of
-        ``ack[i]`` over those whose ACKs do."""
-        load = np.zeros(n_ports, dtype=np.int64)
-        ports, owners = self.flat(flows)
-        n_data = int(self._data[1][flows].sum())
-        np.add.at(load, ports[:n_data], data[owners[:n_data]])
-        np.add.at(load, ports[n_data:], ack[owners[n_data:]])
-        return load
-
     def route(self, f: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Flow f's (data ports, ACK ports) as tuples, kept until ``forget(f)``."""
         return self._kept(f)[0]

@@ -85,13 +85,11 @@ def _label(fl, pt, path_ports, f, q):
 
 
 @kernel
-def _new_id(part, free, meta):
+def _new_id(free, meta):
+    """A free id (its member list is empty: ``_release`` left it so)."""
     meta[_FREE_N] -= 1
     meta[_ALIVE] += 1
-    q = free[meta[_FREE_N]]
-    part[q, _HEAD] = -1
-    part[q, _COUNT] = 0
-    return q
+    return free[meta[_FREE_N]]
 
 
 @kernel
@@ -121,7 +119,7 @@ def _add(fl, pt, path_ports, flow, part, port, free, listed, meta, f, t):
                 ):
                     best = q
     if best < 0:
-        best = _new_id(part, free, meta)
+        best = _new_id(free, meta)
     for which in range(2):  # merge the others into it
         begin, length = _path_range(fl, f, which)
         for i in range(begin, begin + length):
@@ -226,7 +224,7 @@ def _remove(fl, pt, path_ports, flow, part, port, free, listed, meta, f, t):
         after = flow[g, _NEXT]
         r = _find(flow, g)
         if flow[r, _TARGET] < 0:
-            flow[r, _TARGET] = _new_id(part, free, meta)
+            flow[r, _TARGET] = _new_id(free, meta)
             _note(part, listed, meta, flow[r, _TARGET], t)
         _label(fl, pt, path_ports, g, flow[r, _TARGET])
         _link(flow, part, flow[r, _TARGET], g)
