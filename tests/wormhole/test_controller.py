@@ -19,17 +19,26 @@ from wormhole_lab.wormhole.settings import WormholeConfig
 DATA = Path(__file__).parents[1] / "data" / "wormhole"
 
 
+def chained_flows(seed, n, hosts, long, short, starts, follow):
+    """``n`` random flows among ``hosts`` hosts: a ``long[0]`` share of ``long[1]`` bytes, the others of
+    ``short`` (low, high) bytes, starting at one of ``starts[0]`` slots ``starts[1]`` ps apart; with chance
+    ``follow[0]`` a flow waits for the one before it, or (``follow[1]``) for any earlier one."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, hosts, n)
+    dst = (src + rng.integers(1, hosts, n)) % hosts
+    size = np.where(rng.random(n) < long[0], long[1], rng.integers(*short, n))
+    start = np.sort(rng.integers(0, starts[0], n)) * starts[1]
+    chance, any_earlier = follow
+    deps = [
+        ((int(rng.integers(0, i)) if any_earlier else i - 1,) if i and rng.random() < chance else ()) for i in range(n)
+    ]
+    return make_flows(src, dst, size, start, deps=deps)
+
+
 def mixed_flows():
     """Random short flows, most chained (unforeseeable starts: a partition that a known start will join is not
     skipped before it), and a few long ones that are skipped and skipped back, on a small leaf-spine."""
-    rng = np.random.default_rng(3)
-    n = 60
-    src = rng.integers(0, 8, n)
-    dst = (src + rng.integers(1, 8, n)) % 8
-    size = np.where(rng.random(n) < 0.15, 20_000_000, rng.integers(2_000, 40_000, n))
-    start = np.sort(rng.integers(0, 1500, n)) * 1_000_000
-    deps = [((i - 1,) if i and rng.random() < 0.9 else ()) for i in range(n)]
-    flows = make_flows(src, dst, size, start, deps=deps)
+    flows = chained_flows(3, 60, 8, (0.15, 20_000_000), (2_000, 40_000), (1500, 1_000_000), (0.9, False))
     return Scenario(leaf_spine(4, 2, 2), flows, preset("hp"), telemetry=Telemetry.off())
 
 
@@ -91,17 +100,9 @@ def test_a_flow_that_came_and_went_between_two_looks_restarts_the_partitions_it_
 def busy_flows(memo=None):
     """160 flows among 16 hosts of a leaf-spine, half of them started by another's completion: partitions merge,
     split, are skipped and skipped back."""
-    rng = np.random.default_rng(5)
-    n = 160
-    src = rng.integers(0, 16, n)
-    dst = (src + rng.integers(1, 16, n)) % 16
-    size = np.where(rng.random(n) < 0.2, 8_000_000, rng.integers(20_000, 400_000, n))
-    start = np.sort(rng.integers(0, 3000, n)) * 250_000
-    deps = [((int(rng.integers(0, i)),) if i and rng.random() < 0.5 else ()) for i in range(n)]
-    flows = make_flows(src, dst, size, start, deps=deps)
-    return Scenario(
-        leaf_spine(4, 2, 4), flows, preset("hp"), telemetry=Telemetry.off(), wormhole=WormholeConfig(memo=memo)
-    )
+    flows = chained_flows(5, 160, 16, (0.2, 8_000_000), (20_000, 400_000), (3000, 250_000), (0.5, True))
+    wormhole = WormholeConfig(memo=memo)
+    return Scenario(leaf_spine(4, 2, 4), flows, preset("hp"), telemetry=Telemetry.off(), wormhole=wormhole)
 
 
 @pytest.mark.parametrize("case", ["mixed", "busy", "busy_memo"])
