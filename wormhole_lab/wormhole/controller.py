@@ -105,9 +105,8 @@ class WormholeController:
         flows, times, started = self.state.flow_log[:n].T.copy()
         # a flow that started and completed since the last look never needs a partition of its own; the
         # partitions it touched restart their steady test at its completion, as if it had been placed
-        came = np.isin(flows, flows[started == 1])
+        passed = (started == 0) & np.isin(flows, flows[started == 1])  # those completions
         kinds = np.where(started == 1, P.START, P.COMPLETION)
-        passed = came & (started == 0)
         kinds[np.isin(flows, flows[passed])] = P.PASSED_START
         kinds[passed] = P.PASSED_COMPLETION
         self._skip_back_touched(flows[kinds == P.START], now)
