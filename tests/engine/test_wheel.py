@@ -118,3 +118,36 @@ def test_events_scheduled_from_python_pop_as_if_pushed():
         while model:
             assert _take(g, events) == heapq.heappop(model)
         assert wheel.first(g, events) == -1 and g[L.G_UNLINKED] == 0
+
+
+def test_times_edited_in_place_pop_as_a_sort_would():
+    """What offset_partition does: ``pending_rows`` lists every pending event once (wheel, then overflow heap),
+    the heap's edited rows are requeued and the wheel's moved, forward and back, across the window's edge both
+    ways, with the wheel's base moved on by earlier pops. The queue then pops as a sort of the edited times."""
+    rng = np.random.default_rng(13)
+    g = np.zeros(L.G_N, dtype=np.int64)
+    events = wheel.new_events(g, 4096)
+    for i in range(3000):
+        wheel.push(g, events, int(rng.integers(0, 4 * WINDOW_PS)), 0, i, 0)
+    for _ in range(800):
+        g[L.G_NOW] = _take(g, events)[0]
+    scratch = np.full(int(g[L.G_PENDING]), -1, dtype=np.int64)
+    in_wheel = wheel.pending_rows(g, events, scratch)
+    assert in_wheel == g[L.G_WHEEL_COUNT] and len(scratch) - in_wheel == g[L.G_OVERFLOW] > 0
+    live = [r for r in range(wheel.TABLE_ROWS, events.shape[0]) if events[r, L.E_KIND] != L.EV_NONE]
+    assert sorted(scratch.tolist()) == live
+    now = int(g[L.G_NOW])
+
+    def shifted(r):
+        return max(now, int(events[r, L.E_TIME]) + int(rng.integers(-WINDOW_PS, 2 * WINDOW_PS)))
+
+    heap_rows = scratch[in_wheel:]
+    for r in heap_rows[::2]:
+        events[r, L.E_TIME] = shifted(r)
+    wheel.requeue_overflow(g, events, heap_rows)
+    for r in scratch[:in_wheel:2]:
+        wheel.move(g, events, r, shifted(r))
+    expected = [tuple(int(x) for x in row) for row in wheel.pending(events)]
+    assert len(expected) == 2200 and g[L.G_WHEEL_COUNT] + g[L.G_OVERFLOW] == 2200
+    assert [_take(g, events) for _ in expected] == expected
+    assert wheel.first(g, events) == -1

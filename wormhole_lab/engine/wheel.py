@@ -27,6 +27,7 @@ wheel at once, before anything else can be pushed there.
 
 Readers: ``first`` (the earliest event's row, which the loop reads and then passes to ``take``), ``rows``
 (every row that may hold an event, for scans: skip EV_NONE), ``relink`` after editing times or discarding rows,
+``pending_rows`` (the pending rows alone) with ``requeue_overflow`` and ``move`` to edit times in place,
 ``pending`` from Python.
 """
 
@@ -280,6 +281,66 @@ def free_rows(g, events):
 def rows(events):
     """Every row that can hold an event: scans skip those whose E_KIND is EV_NONE."""
     return range(TABLE_ROWS, events.shape[0])
+
+
+@kernel
+def _unlink(g, events, r):
+    """Take wheel row r out of its bucket's list (it stays allocated)."""
+    b = max(events[r, E_TIME] >> BUCKET_SHIFT, g[G_WHEEL_BASE])
+    row, col = _cell(b)
+    p, n = events[r, E_PREV], events[r, E_NEXT]
+    if p >= 0:
+        events[p, E_NEXT] = n
+    else:
+        events[row, col] = n
+    if n >= 0:
+        events[n, E_PREV] = p
+    else:
+        events[row, col + 1] = p
+    _count(events, b, -1)
+    g[G_WHEEL_COUNT] -= 1
+
+
+@kernel
+def pending_rows(g, events, out):
+    """Write the rows of the pending events into ``out`` (room for ``g[G_PENDING]``), the wheel's first, then
+    the overflow heap's; returns how many are the wheel's. Rows Python scheduled must be linked already
+    (``link_scheduled``). Reads the wheel's non-empty groups of cells, not every row of the table."""
+    n = 0
+    b = g[G_WHEEL_BASE]
+    while n < g[G_WHEEL_COUNT]:
+        group = (b & (N_BUCKETS - 1)) // GROUP
+        if events[BUCKET_ROWS + group // E_N, group % E_N] == 0:
+            b += GROUP - b % GROUP
+            continue
+        row, col = _cell(b)
+        r = events[row, col]
+        while r >= 0:
+            out[n] = r
+            n += 1
+            r = events[r, E_NEXT]
+        b += 1
+    for i in range(g[G_OVERFLOW]):
+        out[n + i] = events[TABLE_ROWS + i, E_HEAP]
+    return n
+
+
+@kernel
+def move(g, events, r, time):
+    """Give wheel row r (one of ``pending_rows``' first ones) another time, in its place in the queue's order."""
+    _unlink(g, events, r)
+    events[r, E_TIME] = time
+    _place(g, events, r)
+
+
+@kernel
+def requeue_overflow(g, events, heap_rows):
+    """Queue the overflow heap's rows (``pending_rows``' last ones) again once their times were edited: those the
+    wheel's window now reaches join it. Wheel rows are moved after this, so that none is pushed to a heap that is
+    being rebuilt."""
+    g[G_OVERFLOW] = 0
+    for r in heap_rows:
+        _place(g, events, r)
 
 
 @kernel

@@ -327,7 +327,10 @@ class FastForward:
         flows = np.fromiter(adv, dtype=np.int64, count=len(adv))
         credit = np.fromiter(adv.values(), dtype=np.int64, count=len(adv))
         self._credit[flows] = credit
-        offset_partition(s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.path_ports, part, dt, self._credit, ports, flows)
+        scratch = np.empty(int(s.g[L.G_PENDING]), dtype=np.int64)
+        offset_partition(
+            s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.path_ports, part, dt, self._credit, ports, flows, scratch
+        )
         self._credit[flows] = 0
         # the steady-test window lives in the partition's own (shifted) timeline: its sequence numbers move too
         moved = credit != 0
