@@ -87,11 +87,11 @@ def test_paths_alike_in_length_but_sharing_differently_are_another_layout(lookup
 def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_stored(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
-    routes = []
-    real_route = lookup.paths.route
-    monkeypatch.setattr(lookup.paths, "route", lambda f: routes.append(f) or real_route(f))
-    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None and not routes  # other labels: no layout made
-    assert lookup.find({12, 13, 14}, rates) is None and routes  # the same labels: the layout tells them apart
+    layouts = []
+    real_layout = lookup._layout
+    monkeypatch.setattr(lookup, "_layout", lambda *a: layouts.append(a) or real_layout(*a))
+    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
+    assert lookup.find({12, 13, 14}, rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
     again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.hops, lookup.line_bps)
     assert again.find({3, 4, 5}, rates)[0] == value({0, 1, 2})

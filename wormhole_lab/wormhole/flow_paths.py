@@ -40,6 +40,11 @@ class FlowPaths:
         begin, length = self._ack[0][f], self._ack[1][f]
         return self._table[begin : begin + length]
 
+    @property
+    def table(self) -> tuple[np.ndarray, ...]:
+        """The path table and, per flow, where its data and ACK ports begin in it and how many there are."""
+        return self._table, *self._data, *self._ack
+
     def flat(self, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The data and ACK ports of ``flows``, flattened, and for each the index in ``flows`` of its flow."""
         ports, owners = [], []

@@ -12,10 +12,13 @@ carries over position by position. Layouts found in no entry are forgotten when 
 Most partitions of a growing collective match nothing stored: before any of that, the multiset of the FCG's vertex
 labels (rate level, path shape, line rate per flow), which isomorphic graphs share, is looked up among those of
 the stored entries. On MoE-32x22B's 1.3 M lookups (1024 GPUs), layouts and their hashes took a third of the run.
+Labels and layouts are int64 codes, a layout made in compiled code and kept by its bytes: built in Python as
+tuples, they were 40 % of MoE-8x7B's memo lookups.
 """
 
 import numpy as np
 
+from wormhole_lab.engine.jit import kernel
 from wormhole_lab.wormhole.fcg import (
     canonical_key,
     conflict_graph,
@@ -23,7 +26,6 @@ from wormhole_lab.wormhole.fcg import (
     match,
     rate_levels,
     to_json,
-    vertex_label,
 )
 
 
@@ -35,38 +37,36 @@ class PatternLookup:
         self.memo = memo
         self.fingerprint = fingerprint
         self.paths = paths
-        self.hops = hops
+        self.hops = np.asarray(hops, dtype=object)
         self.line_bps = np.asarray(line_bps)
-        self._line = self.line_bps.tolist()  # Python ints: a layout is a tuple of plain values
-        self._layouts: dict[tuple, tuple[str, tuple | None]] = {}
+        self._codes: tuple[dict, dict] = ({}, {})  # path shape label -> code, line rate -> code
+        self._layouts: dict[bytes, tuple[str, tuple | None]] = {}
         self._parsed: dict = {}
-        self._labels = {self._label_set(from_json(text)) for text in memo.graphs(fingerprint)}
+        self._labels = {self._stored_labels(from_json(text)) for text in memo.graphs(fingerprint)}
+        self._number = np.full(int(paths.table[0].max(initial=-1)) + 1, -1, dtype=np.int64)
 
-    @staticmethod
-    def _label_set(graph) -> tuple[str, ...]:
-        return tuple(sorted(label for _, label in graph.nodes(data="label")))
+    def _label_codes(self, levels: np.ndarray, hops, line_bps) -> np.ndarray:
+        """The FCG vertex labels (rate level, path shape, line rate) as one int64 each."""
+        shape_code, line_code = self._codes
+        shape = [shape_code.setdefault(h, len(shape_code)) for h in hops]
+        line = [line_code.setdefault(int(b), len(line_code)) for b in line_bps]
+        return (np.asarray(levels, dtype=np.int64) << 32) | (np.array(shape, dtype=np.int64) << 16) | line
+
+    def _stored_labels(self, graph) -> bytes:
+        """The multiset of a stored FCG's vertex labels (``fcg.vertex_label``: ``level/shape/line``), as found
+        labels are kept."""
+        parts = [label.split("/") for _, label in graph.nodes(data="label")]
+        levels = np.array([int(level) for level, _, _ in parts], dtype=np.int64)
+        return np.sort(self._label_codes(levels, [h for _, h, _ in parts], [b for _, _, b in parts])).tobytes()
 
     def find(self, members, rates: dict) -> tuple[dict, dict] | None:
         """For the partition of flows ``members`` sending at ``rates`` (bit/s per flow): (stored value, mapping of
         stored vertex index -> flow), or None."""
-        flows = list(members)
-        levels = rate_levels(np.array([rates[f] for f in flows], dtype=float), self.line_bps[flows]).tolist()
-        labels = (vertex_label(level, self.hops[f], self._line[f]) for f, level in zip(flows, levels, strict=True))
-        if tuple(sorted(labels)) not in self._labels:
+        flows = np.fromiter(members, dtype=np.int64, count=len(members))
+        levels = rate_levels(np.array([rates[f] for f in flows.tolist()], dtype=float), self.line_bps[flows])
+        if np.sort(self._label_codes(levels, self.hops[flows], self.line_bps[flows])).tobytes() not in self._labels:
             return None
-        entries = sorted((self.paths.route(f), level, f) for f, level in zip(flows, levels, strict=True))
-        order = [f for _, _, f in entries]
-        number: dict[int, int] = {}
-        layout = tuple(
-            (
-                tuple(number.setdefault(p, len(number)) for p in data),
-                tuple(number.setdefault(p, len(number)) for p in ack),
-                level,
-                self.hops[f],
-                self._line[f],
-            )
-            for (data, ack), level, f in entries
-        )
+        layout, order = self._layout(flows, levels)
         known = self._layouts.get(layout)
         if known is None:
             graph = self.graph(members, rates)
@@ -81,6 +81,18 @@ class PatternLookup:
         value, positions = stored
         return value, {i: order[p] for i, p in positions.items()}
 
+    def _layout(self, flows: np.ndarray, levels: np.ndarray) -> tuple[bytes, list[int]]:
+        """The partition's layout and its flows in layout order (see the module's docstring)."""
+        table, data_begin, data_length, ack_begin, ack_length = self.paths.table
+        n = len(flows)
+        shapes = self._label_codes(levels, self.hops[flows], self.line_bps[flows])
+        out = np.empty(int(data_length[flows].sum() + ack_length[flows].sum()) + 3 * n, dtype=np.int64)
+        order = np.arange(n, dtype=np.int64)
+        used = _layout_of(
+            table, data_begin, data_length, ack_begin, ack_length, flows, levels, shapes, self._number, order, out
+        )
+        return out[:used].tobytes(), flows[order].tolist()
+
     def store(self, members, rates: dict, value: dict) -> None:
         """Insert an entry for the partition (``value`` lists its flows in ascending id order), unless an
         isomorphic one is stored already: the first of several alike is kept."""
@@ -88,7 +100,7 @@ class PatternLookup:
         key = canonical_key(graph)
         if self._stored(key, graph) is None:
             self.memo.insert(self.fingerprint, key, to_json(graph), value)
-            self._labels.add(self._label_set(graph))
+            self._labels.add(self._stored_labels(graph))
             # only layouts under this key can find the new entry: the others keep what they found
             self._layouts = {layout: known for layout, known in self._layouts.items() if known != (key, None)}
 
@@ -113,3 +125,72 @@ class PatternLookup:
             if mapping is not None:
                 return value, mapping
         return None
+
+
+@kernel
+def _compare(table, b1, n1, b2, n2):
+    """-1, 0 or 1 as ``table[b1 : b1 + n1]`` compares with ``table[b2 : b2 + n2]`` (as tuples do)."""
+    for k in range(min(n1, n2)):
+        if table[b1 + k] != table[b2 + k]:
+            return -1 if table[b1 + k] < table[b2 + k] else 1
+    return -1 if n1 < n2 else (1 if n1 > n2 else 0)
+
+
+@kernel
+def _before(table, data_begin, data_length, ack_begin, ack_length, flows, levels, i, j):
+    """Entry i comes before entry j in a layout: by data ports, then ACK ports, rate level and flow id."""
+    f, g = flows[i], flows[j]
+    c = _compare(table, data_begin[f], data_length[f], data_begin[g], data_length[g])
+    if c == 0:
+        c = _compare(table, ack_begin[f], ack_length[f], ack_begin[g], ack_length[g])
+    if c == 0:
+        c = -1 if levels[i] < levels[j] else (1 if levels[i] > levels[j] else 0)
+    if c == 0:
+        c = -1 if f < g else 1
+    return c < 0
+
+
+@kernel
+def _number_ports(table, begin, length, number, count, out, used):
+    """Append the ports' count and their numbers in order of first use (new ones get the next)."""
+    out[used] = length
+    used += 1
+    for k in range(begin, begin + length):
+        p = table[k]
+        if number[p] < 0:
+            number[p] = count
+            count += 1
+        out[used] = number[p]
+        used += 1
+    return count, used
+
+
+@kernel
+def _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows, levels, labels, number, order, out):
+    """Sort ``order`` (positions in ``flows``) by path, then rate level and flow id, and write the layout into
+    ``out``: per flow its data and ACK ports (each a count, then port numbers by first use) and its label code
+    (rate level, path shape, line rate). Returns how much of ``out`` it used; ``number`` (-1 per port) is left
+    as found."""
+    n = len(order)
+    for a in range(1, n):  # insertion sort: a partition has tens of flows, and is mostly in order already
+        x = order[a]
+        b = a - 1
+        while b >= 0 and _before(table, data_begin, data_length, ack_begin, ack_length, flows, levels, x, order[b]):
+            order[b + 1] = order[b]
+            b -= 1
+        order[b + 1] = x
+    count, used = 0, 0
+    for a in range(n):
+        i = order[a]
+        f = flows[i]
+        count, used = _number_ports(table, data_begin[f], data_length[f], number, count, out, used)
+        count, used = _number_ports(table, ack_begin[f], ack_length[f], number, count, out, used)
+        out[used] = labels[i]
+        used += 1
+    for a in range(n):
+        f = flows[order[a]]
+        for k in range(data_begin[f], data_begin[f] + data_length[f]):
+            number[table[k]] = -1
+        for k in range(ack_begin[f], ack_begin[f] + ack_length[f]):
+            number[table[k]] = -1
+    return used
