@@ -101,16 +101,30 @@ def main() -> None:
         one_run(model, int(gpus), mode, memo, Path(out))
         return
     packet_gpus = {int(g) for g in args.packet_gpus.split(",") if g}
+    packet_rates = []  # events per second of the packet runs so far
     with tempfile.TemporaryDirectory() as tmp:
         for gpus in (int(g) for g in args.gpus.split(",")):
             for family in args.models.split(","):
                 model = SCALES[gpus][("GPT", "MoE").index(family)]
                 w = measure(model, gpus, "wormhole", Path(tmp), None)
-                packet, note = None, f"not run at {gpus} GPUs (--packet-gpus)"
+                packet, note = None, not_run(gpus, w, packet_rates)
                 if gpus in packet_gpus:
                     packet = measure(model, gpus, "packet", Path(tmp), args.packet_limit)
                     note = f"did not finish in {args.packet_limit:.0f} s"
+                if packet is not None:
+                    packet_rates.append(packet["events_executed"] / packet["process_seconds"])
                 print(report(model, gpus, w, packet, note), flush=True)
+
+
+def not_run(gpus: int, w: dict, packet_rates: list[float]) -> str:
+    """Why no packet run was made: the events it would execute (Wormhole's executed plus its estimate of those it
+    skipped), and the hours they take at the event rate of this invocation's packet runs, if any."""
+    events = w["events_executed"] + w["events_skipped_estimate"]
+    why = f"not run at {gpus} GPUs (--packet-gpus): it would execute ~{events / 1e9:.1f} G events"
+    if not packet_rates:
+        return why
+    rate = sum(packet_rates) / len(packet_rates)
+    return f"{why}, ~{events / rate / 3600:.1f} h at the {rate / 1e6:.2f} M events/s of the packet runs above"
 
 
 if __name__ == "__main__":

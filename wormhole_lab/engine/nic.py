@@ -99,8 +99,10 @@ def select_packet(g, events, pk, pt, fl, port_qps, ci, port, now):
     last = pt[port, PT_RR_LAST]
     chosen = -1
     first_finished = -1
-    for i in range(1, n + 1):
-        idx = (i + last) % n
+    idx = last % n if n > 0 else 0
+    for _ in range(n):
+        # round robin from the QP after the last one served (not ``(i + last) % n``: a division per QP looked at)
+        idx = idx + 1 if idx + 1 < n else 0
         f = port_qps[begin + idx]
         if not paused and fl[f, FL_SND_NXT] < fl[f, FL_SIZE] and not window_bound(fl, ci, f):
             if fl[f, FL_NEXT_AVAIL] > now:
