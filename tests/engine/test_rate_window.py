@@ -5,7 +5,7 @@ import pytest
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.presets import preset
-from wormhole_lab.engine.rate_window import _cycle_span, _mark_cycle, _steady_span
+from wormhole_lab.engine.rate_window import _cycle_span, _mark_cycle, _push_rate, _steady_span
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import star
@@ -25,15 +25,38 @@ def knobs(line_window=SHORT, cycles=0):
     return ci, cf
 
 
+def pushed(rates, window=WINDOW):
+    """A flow row and its ring after the samples ``rates`` (oldest first) came in, as the sampler writes them."""
+    fl = np.zeros((1, L.FL_N), dtype=np.int64)
+    ring = np.zeros((1, window))
+    for rate in rates:
+        pos = fl[0, L.FL_RING_POS]
+        _push_rate(fl, ring, 0, 0, pos, window, rate)
+        fl[0, L.FL_RING_POS] = (pos + 1) % window
+        fl[0, L.FL_RING_N] = min(fl[0, L.FL_RING_N] + 1, window)
+    return fl, ring
+
+
 def span(rates, target=LINE, cnp_pending=0, line_window=SHORT, cycles=0):
     """_steady_span of one flow whose newest samples are ``rates`` (oldest first) in a ring of WINDOW."""
-    fl = np.zeros((1, L.FL_N), dtype=np.int64)
+    fl, ring = pushed(rates)
     fl[0, L.FL_MAX_RATE], fl[0, L.FL_TARGET], fl[0, L.FL_DEC_CNP] = LINE, target, cnp_pending
-    fl[0, L.FL_RING_POS] = len(rates) % WINDOW
-    ring = np.zeros((1, WINDOW))
-    ring[0, : len(rates)] = rates
     ci, cf = knobs(line_window, cycles)
-    return _steady_span(fl, ci, cf, ring, 0, 0, len(rates))
+    return _steady_span(fl, ci, cf, ring, 0, 0, min(len(rates), WINDOW))
+
+
+@pytest.mark.parametrize("window", [7, 50])
+def test_the_windows_sums_and_extremes_kept_as_samples_come_are_those_of_the_window(window):
+    """Odd and even windows, rates that repeat (an extreme leaving while its equal stays) and that move: after
+    every sample, the kept half sums, lowest and highest are the window's own, read from the ring."""
+    rng = np.random.default_rng(window)
+    rates = rng.choice([40, 41, 42, 90], size=400) * 10**9 + rng.integers(0, 3, size=400) * 10**8
+    half = window // 2
+    for n in range(window, len(rates) + 1, 13):
+        fl, _ = pushed(rates[:n], window)
+        last = rates[n - window : n]
+        assert fl[0, L.FL_RING_OLDER] == last[:half].sum() and fl[0, L.FL_RING_NEWER] == last[window - half :].sum()
+        assert fl[0, L.FL_RING_LO] == last.min() and fl[0, L.FL_RING_HI] == last.max()
 
 
 def test_a_dcqcn_flow_pinned_at_line_rate_is_steady_after_the_short_window():

@@ -217,7 +217,12 @@ FL_CYC_POS = FL_CYC_N + 1  # next slot of the ring of cycle starts
 FL_CYC_STEADY = FL_CYC_POS + 1  # 1: FL_STEADY is the cycle test's verdict (shares hold over whole cycles)
 FL_CYC_MARKS = FL_CYC_STEADY + 1  # CYCLE_MARKS slots of (time, bytes acknowledged, bytes sent); see rate_window.py
 CYCLE_MARKS = 4  # at most CYCLE_MARKS - 1 whole cycles in the DCQCN cycle test
-FL_N = FL_CYC_MARKS + 3 * CYCLE_MARKS
+# the steady test's window, kept as samples come (the sums are exact: rates are whole bit/s, < 2**53 over a window)
+FL_RING_OLDER = FL_CYC_MARKS + 3 * CYCLE_MARKS  # sum of the window's older half of rate samples
+FL_RING_NEWER = FL_RING_OLDER + 1  # and of its newer half
+FL_RING_LO = FL_RING_NEWER + 1  # the window's lowest rate sample
+FL_RING_HI = FL_RING_LO + 1  # and its highest
+FL_N = FL_RING_HI + 1
 
 FF_ALPHA = 0  # DCQCN or DCTCP alpha
 FF_U = 1  # HPCC normalised utilisation (EWMA)

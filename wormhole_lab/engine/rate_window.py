@@ -36,7 +36,11 @@ from wormhole_lab.engine.layout import (
     FL_MAX_RATE,
     FL_PART,
     FL_RATE,
+    FL_RING_HI,
+    FL_RING_LO,
     FL_RING_N,
+    FL_RING_NEWER,
+    FL_RING_OLDER,
     FL_RING_POS,
     FL_SND_NXT,
     FL_SND_UNA,
@@ -76,21 +80,9 @@ def _steady_span(fl, ci, cf, rate_ring, f, row, n):
         return 0
     if n < window:
         return 0
-    lo = rate_ring[row, 0]
-    hi = lo
-    older = 0.0  # sum of the chronologically older half
-    newer = 0.0
+    lo, hi = float(fl[f, FL_RING_LO]), float(fl[f, FL_RING_HI])
+    older, newer = float(fl[f, FL_RING_OLDER]), float(fl[f, FL_RING_NEWER])
     half = window // 2
-    k = start
-    for i in range(window):
-        r = rate_ring[row, k]
-        k = k + 1 if k + 1 < window else 0  # not ``% window``: a division per sample was most of the test's cost
-        lo = min(lo, r)
-        hi = max(hi, r)
-        if i < half:
-            older += r
-        elif i >= window - half:
-            newer += r
     mean = (older + newer) / (2 * half)
     theta = cf[CF_THETA]
     # besides the paper's spread test, a trend test: a rate still converging slowly (HPCC's additive
@@ -99,6 +91,49 @@ def _steady_span(fl, ci, cf, rate_ring, f, row, n):
     if mean > 0 and (hi - lo) / mean < theta and drift / mean < theta / 10:
         return window
     return 0
+
+
+@kernel
+def _scan_window(fl, rate_ring, f, row, start, window):
+    """The full window's half sums and extremes, read from its oldest sample (slot ``start``) on."""
+    half = window // 2
+    older, newer = 0, 0
+    lo = hi = int(rate_ring[row, start])
+    k = start
+    for i in range(window):
+        r = int(rate_ring[row, k])
+        k = k + 1 if k + 1 < window else 0
+        lo, hi = min(lo, r), max(hi, r)
+        if i < half:
+            older += r
+        elif i >= window - half:
+            newer += r
+    fl[f, FL_RING_OLDER], fl[f, FL_RING_NEWER], fl[f, FL_RING_LO], fl[f, FL_RING_HI] = older, newer, lo, hi
+
+
+@kernel
+def _push_rate(fl, rate_ring, f, row, pos, window, rate):
+    """Write ``rate`` into ring slot ``pos`` (the oldest sample once the ring is full) and keep the window's half
+    sums and extremes up to date: a window of 50 read at every sample of every flow was most of the sampler's
+    cost (MoE-32x22B on 1024 GPUs: ~200 us per 1 us sample, 900 flows)."""
+    n = fl[f, FL_RING_N]  # samples held before this one
+    if n < window:
+        rate_ring[row, pos] = rate
+        if n == window - 1:
+            _scan_window(fl, rate_ring, f, row, pos + 1 if pos + 1 < window else 0, window)
+        return
+    half = window // 2
+    gone = int(rate_ring[row, pos])
+    moved_older = int(rate_ring[row, (pos + half) % window])  # chronologically the half-th: it joins the older half
+    left_newer = int(rate_ring[row, (pos + window - half) % window])  # the newer half's oldest, which leaves it
+    rate_ring[row, pos] = rate
+    fl[f, FL_RING_OLDER] += moved_older - gone
+    fl[f, FL_RING_NEWER] += rate - left_newer
+    if gone == fl[f, FL_RING_LO] or gone == fl[f, FL_RING_HI]:
+        _scan_window(fl, rate_ring, f, row, pos + 1 if pos + 1 < window else 0, window)
+    else:
+        fl[f, FL_RING_LO] = min(fl[f, FL_RING_LO], rate)
+        fl[f, FL_RING_HI] = max(fl[f, FL_RING_HI], rate)
 
 
 @kernel
@@ -168,7 +203,7 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
     pos = fl[f, FL_RING_POS]
     if ci[CI_STEADY_CYCLES] and fl[f, FL_RING_N] > 0:
         _mark_cycle(fl, f, now, fl[f, FL_RATE], rate_ring[row, (pos - 1) % window])
-    rate_ring[row, pos] = fl[f, FL_RATE]
+    _push_rate(fl, rate_ring, f, row, pos, window, fl[f, FL_RATE])
     seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
     seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
     fl[f, FL_RING_POS] = pos + 1 if pos + 1 < window else 0
