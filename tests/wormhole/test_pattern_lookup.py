@@ -29,8 +29,9 @@ def lookup(tmp_path):
     ack_begin = sum(data_len) + np.cumsum([0, *ack_len[:-1]])
     paths = FlowPaths(table, data_begin, data_len, ack_begin, ack_len)
     hops = [f"{len(d)}+{len(a)}" for d, a in zip(DATA, ACK, strict=True)]
+    names = sorted(set(hops))
     memo = MemoDB(tmp_path / "memo.sqlite", "test")
-    yield PatternLookup(memo, "fp", paths, hops, [LINE] * len(DATA))
+    yield PatternLookup(memo, "fp", paths, (np.array([names.index(h) for h in hops]), names), [LINE] * len(DATA))
     memo.close()
 
 
@@ -93,9 +94,9 @@ def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_s
     assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
     assert lookup.find({12, 13, 14}, rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
-    again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.hops, lookup.line_bps)
+    again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)
     assert again.find({3, 4, 5}, rates)[0] == value({0, 1, 2})
-    other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.hops, lookup.line_bps)
+    other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.shapes, lookup.line_bps)
     assert other_config.find({3, 4, 5}, rates) is None
 
 
@@ -106,6 +107,6 @@ def test_which_stored_flow_stands_for_which_does_not_depend_on_the_order_members
     lookup.store([2, 0, 1], rates, value({0, 1, 2}))
     mappings = set()
     for order in ([3, 4, 5], [5, 4, 3], [4, 5, 3], [5, 3, 4]):
-        fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.hops, lookup.line_bps)  # no layout cache
+        fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)  # no layout cache
         mappings.add(tuple(sorted(fresh.find(order, rates)[1].items())))
     assert len(mappings) == 1

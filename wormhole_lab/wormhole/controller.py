@@ -73,7 +73,7 @@ class WormholeController:
                 self.memo,
                 config_fingerprint(engine_config),
                 self.paths,
-                self.paths.shapes(state.pt[:, L.PT_DELAY]),
+                self.paths.shape_codes(state.pt[:, L.PT_DELAY]),
                 line_bps,
             )
         self.pending: dict[int, Watch] = {}  # partition -> the transient being watched for the memo DB

@@ -13,7 +13,7 @@ from wormhole_lab.engine import layout as L
 class FlowPaths:
     """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``route(f)``: both as
     tuples and ``paths[f]``: the set of both (kept until ``forget(f)``); ``shapes(delay_ps)``: per flow, its
-    path-shape label."""
+    path-shape label (``shape_codes``: as codes)."""
 
     def __init__(self, table: np.ndarray, data_begin, data_length, ack_begin, ack_length):
         """Flow f's data ports are ``table[data_begin[f] : data_begin[f] + data_length[f]]``, its ACK ports alike."""
@@ -76,6 +76,11 @@ class FlowPaths:
     def shapes(self, delay_ps: np.ndarray) -> np.ndarray:
         """Per flow, hop counts and one-way propagation delays (ns) of its data and ACK paths, as the FCG's label
         ``"hops+hops@ns+ns"`` (``delay_ps``: per port)."""
+        codes, labels = self.shape_codes(delay_ps)
+        return np.array(labels, dtype=object)[codes]
+
+    def shape_codes(self, delay_ps: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """``shapes`` as a code per flow and the label of each code."""
         total = np.concatenate([[0], np.cumsum(delay_ps[self._table])])
         (data_begin, data_hops), (ack_begin, ack_hops) = self._data, self._ack
         columns = [
@@ -90,4 +95,4 @@ class FlowPaths:
             which = np.unique(which * len(values) + code.ravel(), return_inverse=True)[1].ravel()
         first = np.unique(which, return_index=True)[1]
         labels = [f"{d}+{a}@{dd}+{ad}" for d, a, dd, ad in zip(*(c[first].tolist() for c in columns), strict=True)]
-        return np.array(labels, dtype=object)[which]
+        return which, labels

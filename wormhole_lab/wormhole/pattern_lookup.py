@@ -28,45 +28,54 @@ from wormhole_lab.wormhole.fcg import (
     to_json,
 )
 
+LABEL_SHIFT = 24  # bits of a path-shape code and of a line-rate code in a vertex label's int64
+
 
 class PatternLookup:
     """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``paths`` (a FlowPaths:
-    its data and ACK ports), ``hops`` (path shape label) and ``line_bps`` (its NIC's rate)."""
+    its data and ACK ports), ``shapes`` (``FlowPaths.shape_codes``: a path-shape code per flow and each code's
+    label) and ``line_bps`` (its NIC's rate)."""
 
-    def __init__(self, memo, fingerprint: str, paths, hops, line_bps):
+    def __init__(self, memo, fingerprint: str, paths, shapes: tuple[np.ndarray, list[str]], line_bps):
         self.memo = memo
         self.fingerprint = fingerprint
         self.paths = paths
-        self.hops = np.asarray(hops, dtype=object)
+        self.shapes = shapes
+        codes, names = np.asarray(shapes[0], dtype=np.int64), list(shapes[1])
+        self.hops = np.array(names, dtype=object)[codes]
         self.line_bps = np.asarray(line_bps)
-        self._codes: tuple[dict, dict] = ({}, {})  # path shape label -> code, line rate -> code
+        lines, line_code = np.unique(self.line_bps, return_inverse=True)
+        if len(names) >= 1 << LABEL_SHIFT or len(lines) >= 1 << LABEL_SHIFT:
+            raise ValueError(f"more than {1 << LABEL_SHIFT} path shapes or line rates")
+        # a flow's FCG label but for its rate level: path shape and line rate, each as a code
+        self._flow_label = (codes << LABEL_SHIFT) | line_code.ravel()
+        self._code_of = ({name: i for i, name in enumerate(names)}, {int(b): i for i, b in enumerate(lines.tolist())})
         self._layouts: dict[bytes, tuple[str, tuple | None]] = {}
         self._parsed: dict = {}
         self._labels = {self._stored_labels(from_json(text)) for text in memo.graphs(fingerprint)}
         self._number = np.full(int(paths.table[0].max(initial=-1)) + 1, -1, dtype=np.int64)
 
-    def _label_codes(self, levels: np.ndarray, hops, line_bps) -> np.ndarray:
-        """The FCG vertex labels (rate level, path shape, line rate) as one int64 each."""
-        shape_code, line_code = self._codes
-        shape = [shape_code.setdefault(h, len(shape_code)) for h in hops]
-        line = [line_code.setdefault(int(b), len(line_code)) for b in line_bps]
-        return (np.asarray(levels, dtype=np.int64) << 32) | (np.array(shape, dtype=np.int64) << 16) | line
-
-    def _stored_labels(self, graph) -> bytes:
-        """The multiset of a stored FCG's vertex labels (``fcg.vertex_label``: ``level/shape/line``), as found
-        labels are kept."""
-        parts = [label.split("/") for _, label in graph.nodes(data="label")]
-        levels = np.array([int(level) for level, _, _ in parts], dtype=np.int64)
-        return np.sort(self._label_codes(levels, [h for _, h, _ in parts], [b for _, _, b in parts])).tobytes()
+    def _stored_labels(self, graph) -> bytes | None:
+        """The multiset of a stored FCG's vertex labels (``fcg.vertex_label``: ``level/shape/line``) coded as those
+        of ``find``; None when a shape or line rate is none of this run's flows' (no partition can match it)."""
+        shape_of, line_of = self._code_of
+        codes = []
+        for _, label in graph.nodes(data="label"):
+            level, shape, line = label.split("/")
+            if shape not in shape_of or int(line) not in line_of:
+                return None
+            codes.append((int(level) << 2 * LABEL_SHIFT) | (shape_of[shape] << LABEL_SHIFT) | line_of[int(line)])
+        return np.sort(np.array(codes, dtype=np.int64)).tobytes()
 
     def find(self, members, rates: dict) -> tuple[dict, dict] | None:
         """For the partition of flows ``members`` sending at ``rates`` (bit/s per flow): (stored value, mapping of
         stored vertex index -> flow), or None."""
         flows = np.fromiter(members, dtype=np.int64, count=len(members))
         levels = rate_levels(np.array([rates[f] for f in flows.tolist()], dtype=float), self.line_bps[flows])
-        if np.sort(self._label_codes(levels, self.hops[flows], self.line_bps[flows])).tobytes() not in self._labels:
+        labels = (levels.astype(np.int64) << 2 * LABEL_SHIFT) | self._flow_label[flows]
+        if np.sort(labels).tobytes() not in self._labels:
             return None
-        layout, order = self._layout(flows, levels)
+        layout, order = self._layout(flows, labels)
         known = self._layouts.get(layout)
         if known is None:
             graph = self.graph(members, rates)
@@ -81,16 +90,13 @@ class PatternLookup:
         value, positions = stored
         return value, {i: order[p] for i, p in positions.items()}
 
-    def _layout(self, flows: np.ndarray, levels: np.ndarray) -> tuple[bytes, list[int]]:
+    def _layout(self, flows: np.ndarray, labels: np.ndarray) -> tuple[bytes, list[int]]:
         """The partition's layout and its flows in layout order (see the module's docstring)."""
         table, data_begin, data_length, ack_begin, ack_length = self.paths.table
-        n = len(flows)
-        shapes = self._label_codes(levels, self.hops[flows], self.line_bps[flows])
-        out = np.empty(int(data_length[flows].sum() + ack_length[flows].sum()) + 3 * n, dtype=np.int64)
-        order = np.arange(n, dtype=np.int64)
-        used = _layout_of(
-            table, data_begin, data_length, ack_begin, ack_length, flows, levels, shapes, self._number, order, out
-        )
+        out = np.empty(int(data_length[flows].sum() + ack_length[flows].sum()) + 3 * len(flows), dtype=np.int64)
+        order = np.arange(len(flows), dtype=np.int64)
+        paths = (table, data_begin, data_length, ack_begin, ack_length)
+        used = _layout_of(*paths, flows, labels, self._number, order, out)
         return out[:used].tobytes(), flows[order].tolist()
 
     def store(self, members, rates: dict, value: dict) -> None:
@@ -137,14 +143,15 @@ def _compare(table, b1, n1, b2, n2):
 
 
 @kernel
-def _before(table, data_begin, data_length, ack_begin, ack_length, flows, levels, i, j):
-    """Entry i comes before entry j in a layout: by data ports, then ACK ports, rate level and flow id."""
+def _before(table, data_begin, data_length, ack_begin, ack_length, flows, labels, i, j):
+    """Entry i comes before entry j in a layout: by data ports, then ACK ports, rate level and flow id (the level is
+    the high part of ``labels``; flows of one path have one shape and line rate)."""
     f, g = flows[i], flows[j]
     c = _compare(table, data_begin[f], data_length[f], data_begin[g], data_length[g])
     if c == 0:
         c = _compare(table, ack_begin[f], ack_length[f], ack_begin[g], ack_length[g])
     if c == 0:
-        c = -1 if levels[i] < levels[j] else (1 if levels[i] > levels[j] else 0)
+        c = -1 if labels[i] < labels[j] else (1 if labels[i] > labels[j] else 0)
     if c == 0:
         c = -1 if f < g else 1
     return c < 0
@@ -166,7 +173,7 @@ def _number_ports(table, begin, length, number, count, out, used):
 
 
 @kernel
-def _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows, levels, labels, number, order, out):
+def _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows, labels, number, order, out):
     """Sort ``order`` (positions in ``flows``) by path, then rate level and flow id, and write the layout into
     ``out``: per flow its data and ACK ports (each a count, then port numbers by first use) and its label code
     (rate level, path shape, line rate). Returns how much of ``out`` it used; ``number`` (-1 per port) is left
@@ -175,7 +182,7 @@ def _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows, lev
     for a in range(1, n):  # insertion sort: a partition has tens of flows, and is mostly in order already
         x = order[a]
         b = a - 1
-        while b >= 0 and _before(table, data_begin, data_length, ack_begin, ack_length, flows, levels, x, order[b]):
+        while b >= 0 and _before(table, data_begin, data_length, ack_begin, ack_length, flows, labels, x, order[b]):
             order[b + 1] = order[b]
             b -= 1
         order[b + 1] = x
