@@ -18,7 +18,8 @@ def test_ports_sets_and_shapes_are_the_routes_of_each_flow():
     routes = Routes(topo).paths(flows)
     paths = FlowPaths.of_state(state)
     delay = np.arange(state.pt.shape[0]) * 1000 + 7  # distinct per port, and not whole nanoseconds
-    shapes = paths.shapes(delay)
+    codes, labels = paths.shape_codes(delay)
+    shapes = np.array(labels, dtype=object)[codes]
     for f in range(len(flows)):
         data, ack = paths.data(f), paths.ack(f)
         assert data.tolist() == routes.data(f).tolist() and ack.tolist() == routes.ack(f).tolist()

@@ -11,16 +11,15 @@ from wormhole_lab.engine import layout as L
 
 
 class FlowPaths:
-    """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``route(f)``: both as
-    tuples and ``paths[f]``: the set of both (kept until ``forget(f)``); ``shapes(delay_ps)``: per flow, its
-    path-shape label (``shape_codes``: as codes)."""
+    """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``paths[f]``: the set
+    of both (kept until ``forget(f)``); ``shape_codes(delay_ps)``: per flow, its path shape."""
 
     def __init__(self, table: np.ndarray, data_begin, data_length, ack_begin, ack_length):
         """Flow f's data ports are ``table[data_begin[f] : data_begin[f] + data_length[f]]``, its ACK ports alike."""
         self._table = np.asarray(table)
         self._data = np.asarray(data_begin), np.asarray(data_length)
         self._ack = np.asarray(ack_begin), np.asarray(ack_length)
-        self._sets: dict[int, tuple] = {}
+        self._sets: dict[int, frozenset] = {}
 
     @classmethod
     def of_state(cls, state) -> "FlowPaths":
@@ -55,32 +54,19 @@ class FlowPaths:
             owners.append(np.repeat(np.arange(len(flows)), lengths))
         return np.concatenate(ports), np.concatenate(owners)
 
-    def route(self, f: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """Flow f's (data ports, ACK ports) as tuples, kept until ``forget(f)``."""
-        return self._kept(f)[0]
-
     def __getitem__(self, f: int) -> frozenset:
-        return self._kept(f)[1]
-
-    def _kept(self, f: int) -> tuple[tuple, frozenset]:
         kept = self._sets.get(f)
         if kept is None:
-            data, ack = tuple(self.data(f).tolist()), tuple(self.ack(f).tolist())
-            kept = self._sets[f] = (data, ack), frozenset(data) | frozenset(ack)
+            kept = self._sets[f] = frozenset(self.data(f).tolist()) | frozenset(self.ack(f).tolist())
         return kept
 
     def forget(self, f: int) -> None:
         """Flow ``f`` completed: its ports are not needed again."""
         self._sets.pop(f, None)
 
-    def shapes(self, delay_ps: np.ndarray) -> np.ndarray:
-        """Per flow, hop counts and one-way propagation delays (ns) of its data and ACK paths, as the FCG's label
-        ``"hops+hops@ns+ns"`` (``delay_ps``: per port)."""
-        codes, labels = self.shape_codes(delay_ps)
-        return np.array(labels, dtype=object)[codes]
-
     def shape_codes(self, delay_ps: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """``shapes`` as a code per flow and the label of each code."""
+        """Per flow, a code for the hop counts and one-way propagation delays (ns) of its data and ACK paths, and
+        per code the FCG's label ``"hops+hops@ns+ns"`` (``delay_ps``: per port)."""
         total = np.concatenate([[0], np.cumsum(delay_ps[self._table])])
         (data_begin, data_hops), (ack_begin, ack_hops) = self._data, self._ack
         columns = [

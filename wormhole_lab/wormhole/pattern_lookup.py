@@ -92,10 +92,10 @@ class PatternLookup:
 
     def _layout(self, flows: np.ndarray, labels: np.ndarray) -> tuple[bytes, list[int]]:
         """The partition's layout and its flows in layout order (see the module's docstring)."""
-        table, data_begin, data_length, ack_begin, ack_length = self.paths.table
+        paths = self.paths.table
+        data_length, ack_length = paths[2], paths[4]
         out = np.empty(int(data_length[flows].sum() + ack_length[flows].sum()) + 3 * len(flows), dtype=np.int64)
         order = np.arange(len(flows), dtype=np.int64)
-        paths = (table, data_begin, data_length, ack_begin, ack_length)
         used = _layout_of(*paths, flows, labels, self._number, order, out)
         return out[:used].tobytes(), flows[order].tolist()
 
