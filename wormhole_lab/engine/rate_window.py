@@ -61,6 +61,13 @@ from wormhole_lab.engine.wheel import push
 
 
 @kernel
+def _wrap(k, window):
+    """Ring slot ``k`` (less than two windows on) brought into the ring: not ``k % window``, a division per sample
+    and flow, which was most of the steady test's cost."""
+    return k - window if k >= window else k
+
+
+@kernel
 def _steady_span(fl, ci, cf, rate_ring, f, row, n):
     """Samples (the newest ones of ring ``row``) over which flow ``f``'s rate counts as steady, 0 when it does not."""
     window = ci[CI_STEADY_WINDOW]
@@ -102,7 +109,7 @@ def _scan_window(fl, rate_ring, f, row, start, window):
     k = start
     for i in range(window):
         r = int(rate_ring[row, k])
-        k = k + 1 if k + 1 < window else 0
+        k = _wrap(k + 1, window)
         lo, hi = min(lo, r), max(hi, r)
         if i < half:
             older += r
@@ -120,17 +127,17 @@ def _push_rate(fl, rate_ring, f, row, pos, window, rate):
     if n < window:
         rate_ring[row, pos] = rate
         if n == window - 1:
-            _scan_window(fl, rate_ring, f, row, pos + 1 if pos + 1 < window else 0, window)
+            _scan_window(fl, rate_ring, f, row, _wrap(pos + 1, window), window)
         return
     half = window // 2
     gone = int(rate_ring[row, pos])
-    moved_older = int(rate_ring[row, (pos + half) % window])  # chronologically the half-th: it joins the older half
-    left_newer = int(rate_ring[row, (pos + window - half) % window])  # the newer half's oldest, which leaves it
+    moved_older = int(rate_ring[row, _wrap(pos + half, window)])  # chronologically the half-th: joins the older half
+    left_newer = int(rate_ring[row, _wrap(pos + window - half, window)])  # the newer half's oldest, which leaves it
     rate_ring[row, pos] = rate
     fl[f, FL_RING_OLDER] += moved_older - gone
     fl[f, FL_RING_NEWER] += rate - left_newer
     if gone == fl[f, FL_RING_LO] or gone == fl[f, FL_RING_HI]:
-        _scan_window(fl, rate_ring, f, row, pos + 1 if pos + 1 < window else 0, window)
+        _scan_window(fl, rate_ring, f, row, _wrap(pos + 1, window), window)
     else:
         fl[f, FL_RING_LO] = min(fl[f, FL_RING_LO], rate)
         fl[f, FL_RING_HI] = max(fl[f, FL_RING_HI], rate)
@@ -206,7 +213,7 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
     _push_rate(fl, rate_ring, f, row, pos, window, fl[f, FL_RATE])
     seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
     seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
-    fl[f, FL_RING_POS] = pos + 1 if pos + 1 < window else 0
+    fl[f, FL_RING_POS] = _wrap(pos + 1, window)
     n = min(fl[f, FL_RING_N] + 1, window)
     fl[f, FL_RING_N] = n
     fl[f, FL_STEADY] = 0

@@ -109,6 +109,25 @@ def _link(g, events, r, b):
 
 
 @kernel
+def _unlink(g, events, r):
+    """Take wheel row r out of its bucket's list (it stays allocated); returns the bucket."""
+    b = max(events[r, E_TIME] >> BUCKET_SHIFT, g[G_WHEEL_BASE])
+    row, col = _cell(b)
+    p, n = events[r, E_PREV], events[r, E_NEXT]
+    if p >= 0:
+        events[p, E_NEXT] = n
+    else:
+        events[row, col] = n
+    if n >= 0:
+        events[n, E_PREV] = p
+    else:
+        events[row, col + 1] = p
+    _count(events, b, -1)
+    g[G_WHEEL_COUNT] -= 1
+    return b
+
+
+@kernel
 def _overflow_push(g, events, r):
     i = g[G_OVERFLOW]
     g[G_OVERFLOW] = i + 1
@@ -246,16 +265,7 @@ def take(g, events, r):
     window now reaches join the wheel."""
     base = g[G_WHEEL_BASE]
     if g[G_WHEEL_COUNT] > 0:
-        b = max(events[r, E_TIME] >> BUCKET_SHIFT, base)
-        row, col = _cell(b)
-        nxt = events[r, E_NEXT]
-        events[row, col] = nxt
-        if nxt >= 0:
-            events[nxt, E_PREV] = -1
-        else:
-            events[row, col + 1] = -1
-        _count(events, b, -1)
-        g[G_WHEEL_COUNT] -= 1
+        b = _unlink(g, events, r)
     else:
         b = events[r, E_TIME] >> BUCKET_SHIFT
         _overflow_pop(g, events)
@@ -281,24 +291,6 @@ def free_rows(g, events):
 def rows(events):
     """Every row that can hold an event: scans skip those whose E_KIND is EV_NONE."""
     return range(TABLE_ROWS, events.shape[0])
-
-
-@kernel
-def _unlink(g, events, r):
-    """Take wheel row r out of its bucket's list (it stays allocated)."""
-    b = max(events[r, E_TIME] >> BUCKET_SHIFT, g[G_WHEEL_BASE])
-    row, col = _cell(b)
-    p, n = events[r, E_PREV], events[r, E_NEXT]
-    if p >= 0:
-        events[p, E_NEXT] = n
-    else:
-        events[row, col] = n
-    if n >= 0:
-        events[n, E_PREV] = p
-    else:
-        events[row, col + 1] = p
-    _count(events, b, -1)
-    g[G_WHEEL_COUNT] -= 1
 
 
 @kernel
