@@ -47,4 +47,4 @@ def test_unqueued_bytes_leave_out_the_data_in_the_given_ports_queues_only():
     fl = np.zeros((10, L.FL_N), dtype=np.int64)
     fl[[3, 7], L.FL_SND_NXT] = 10_000, 20_000
     state = SimpleNamespace(pt=pt, pk=pk, fl=fl)
-    assert unqueued_bytes(state, {7, 3}, [1, 0]) == {3: 8_500, 7: 19_000}
+    assert unqueued_bytes(state, np.array([3, 7]), [1, 0]).tolist() == [8_500, 19_000]

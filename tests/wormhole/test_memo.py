@@ -200,7 +200,7 @@ def test_an_outcome_is_stored_before_it_settles_only_when_a_member_nears_its_end
     record = controller.WormholeController._record
 
     def checked(self, part, now, settled):
-        fl, members = self.state.fl, list(self.pending[part].members)
+        fl, members = self.state.fl, self.pending[part].ids.tolist()
         left = fl[members, L.FL_SIZE] - fl[members, L.FL_SND_NXT]
         if not settled and left.min() > controller.MARK_PACKETS * self.ff.payload:
             stored_early.append(sorted(members))

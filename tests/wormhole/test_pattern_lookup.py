@@ -39,74 +39,83 @@ def value(flows):
     return {"t_conv": 1, "flows": [{"bytes": f} for f in sorted(flows)]}
 
 
+def find(lookup, flows, rates):
+    """``lookup.find`` for the partition of the flow ids ``flows`` (any order), ``rates`` by flow id."""
+    return lookup.find(np.array(flows), np.array([rates[f] for f in flows]))
+
+
+def store(lookup, flows, rates):
+    lookup.store(np.array(flows), np.array([rates[f] for f in flows]), value(flows))
+
+
 def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    assert lookup.find({0, 1, 2}, rates) is None
-    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
+    assert find(lookup, [0, 1, 2], rates) is None
+    store(lookup, [0, 1, 2], rates)
     calls = []
     monkeypatch.setattr(pattern_lookup, "match", lambda *a: calls.append(a) or match(*a))
-    stored, mapping = lookup.find({3, 4, 5}, rates)
+    stored, mapping = find(lookup, [3, 4, 5], rates)
     assert stored == value({0, 1, 2}) and len(calls) == 1
     # stored vertex i was flow i; the same position on the same ports is flow i + 3
     assert mapping == {0: 3, 1: 4, 2: 5}
-    assert lookup.find({5, 3, 4}, rates)[1] == mapping and len(calls) == 1  # from the layout cache
+    assert find(lookup, [5, 3, 4], rates)[1] == mapping and len(calls) == 1  # from the layout cache
 
 
 def test_another_pattern_is_not_found_and_a_miss_is_forgotten_once_something_is_stored(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
-    assert lookup.find({6, 7, 8}, rates) is None
-    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None  # a different rate level
-    lookup.store({6, 7, 8}, rates, value({6, 7, 8}))
-    assert lookup.find({6, 7, 8}, rates) is not None
+    store(lookup, [0, 1, 2], rates)
+    assert find(lookup, [6, 7, 8], rates) is None
+    assert find(lookup, [3, 4, 5], {**rates, 4: LINE // 2}) is None  # a different rate level
+    store(lookup, [6, 7, 8], rates)
+    assert find(lookup, [6, 7, 8], rates) is not None
 
 
 def test_a_pattern_stored_twice_is_kept_once(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
-    lookup.store({3, 4, 5}, rates, value({3, 4, 5}))
+    store(lookup, [0, 1, 2], rates)
+    store(lookup, [3, 4, 5], rates)
     assert lookup.memo.inserts == 1
 
 
 def test_the_same_layout_on_other_ports_is_found_without_fcg_or_hash(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
-    lookup.find({3, 4, 5}, rates)  # the layout is now known as found
+    store(lookup, [0, 1, 2], rates)
+    find(lookup, [3, 4, 5], rates)  # the layout is now known as found
     built = []
     monkeypatch.setattr(lookup, "graph", lambda *a: built.append(a))
-    stored, mapping = lookup.find({9, 10, 11}, rates)
+    stored, mapping = find(lookup, [9, 10, 11], rates)
     assert stored == value({0, 1, 2}) and mapping == {0: 9, 1: 10, 2: 11} and not built
 
 
 def test_paths_alike_in_length_but_sharing_differently_are_another_layout(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
-    lookup.find({3, 4, 5}, rates)
-    assert lookup.find({12, 13, 14}, rates) is None
+    store(lookup, [0, 1, 2], rates)
+    find(lookup, [3, 4, 5], rates)
+    assert find(lookup, [12, 13, 14], rates) is None
 
 
 def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_stored(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    lookup.store({0, 1, 2}, rates, value({0, 1, 2}))
+    store(lookup, [0, 1, 2], rates)
     layouts = []
     real_layout = lookup._layout
     monkeypatch.setattr(lookup, "_layout", lambda *a: layouts.append(a) or real_layout(*a))
-    assert lookup.find({3, 4, 5}, {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
-    assert lookup.find({12, 13, 14}, rates) is None and layouts  # the same labels: the layout tells them apart
+    assert find(lookup, [3, 4, 5], {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
+    assert find(lookup, [12, 13, 14], rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
     again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)
-    assert again.find({3, 4, 5}, rates)[0] == value({0, 1, 2})
+    assert find(again, [3, 4, 5], rates)[0] == value({0, 1, 2})
     other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.shapes, lookup.line_bps)
-    assert other_config.find({3, 4, 5}, rates) is None
+    assert find(other_config, [3, 4, 5], rates) is None
 
 
 def test_which_stored_flow_stands_for_which_does_not_depend_on_the_order_members_come_in(tmp_path, lookup):
     """Flows 3-5 are an incast of three alike flows: any one may stand for any stored one. The lookup picks the
     same one whatever the order of the members it is given (a set's order is an accident of how it was built)."""
     rates = dict.fromkeys(range(len(DATA)), LINE)
-    lookup.store([2, 0, 1], rates, value({0, 1, 2}))
+    store(lookup, [2, 0, 1], rates)
     mappings = set()
     for order in ([3, 4, 5], [5, 4, 3], [4, 5, 3], [5, 3, 4]):
         fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)  # no layout cache
-        mappings.add(tuple(sorted(fresh.find(order, rates)[1].items())))
+        mappings.add(tuple(sorted(find(fresh, order, rates)[1].items())))
     assert len(mappings) == 1

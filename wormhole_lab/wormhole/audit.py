@@ -148,14 +148,15 @@ class Auditor:
         copy, sampled.copy = sampled.copy, None
         isolate_partition(copy.g, copy.events, copy.pk, copy.pt, copy.fl, part)
         ports = np.flatnonzero(copy.pt[:, L.PT_PART] == part).tolist()
-        before = unqueued_bytes(copy, credited, ports)
+        flows = np.array(sorted(credited), dtype=np.int64)
+        before = unqueued_bytes(copy, flows, ports)
         while (stop := advance(copy, end)) not in ("time", "idle", "all_done"):
             if stop == "invariant":
                 raise RuntimeError(f"the audit's replay of partition {part} from t={start} ps broke an invariant")
             copy.g[L.G_FLOW_LOG_N] = 0  # nobody places flows in the replay
             copy.g[L.G_TEL_ROW] = 0  # nor keeps its samples
-        after = unqueued_bytes(copy, credited, ports)
-        simulated = {f: after[f] - before[f] for f in credited}
+        after = unqueued_bytes(copy, flows, ports)
+        simulated = dict(zip(flows.tolist(), (after - before).tolist(), strict=True))
         self.replays += 1
         total_sim, total_credit = sum(simulated.values()), float(sum(credited.values()))
         deviation = sum(abs(credited[f] - simulated[f]) for f in credited)

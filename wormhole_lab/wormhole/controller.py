@@ -30,13 +30,13 @@ MARK_PACKETS = 2 * TAIL_PACKETS
 
 
 class Watch(NamedTuple):
-    """A transient watched for the memo DB: since ``t0`` (its partition's formation), of ``members`` at ``rates``."""
+    """A transient watched for the memo DB: since ``t0`` (its partition's formation), of flows ``ids`` (ascending)
+    at ``rates``."""
 
     t0: int
-    rates: dict
-    members: frozenset
-    start: dict  # flow -> bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
     ids: np.ndarray
+    rates: np.ndarray
+    start: np.ndarray  # per flow, bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
     marked: bool  # its flows carry marks (FL_MARK): it may be stored before it settles
 
 
@@ -144,24 +144,22 @@ class WormholeController:
         self._unwatch(part)
         if self.memo is None or not self.memo.usable:
             return
-        ids = self.partitions.members(part)
-        members = frozenset(ids)
-        rates = dict(zip(ids, self.state.fl[ids, L.FL_RATE].tolist(), strict=True))
+        ids = self.partitions.member_ids(part)
+        rates = self.state.fl[ids, L.FL_RATE]
         self.memo.lookups += 1
-        found = self.lookup.find(members, rates)
+        found = self.lookup.find(ids, rates)
         if found is not None and self._apply(part, *found, now, horizon):
             self.memo.hits += 1
             return
         self.memo.misses += 1
         if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            self._watch(part, now, rates, members)
+            self._watch(part, now, ids, rates)
 
-    def _watch(self, part: int, now: int, rates: dict, members: frozenset) -> None:
+    def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
         end first, up to there (the kernel returns when a flow passes its ``FL_MARK``)."""
         fl = self.state.fl
-        ids = np.fromiter(members, dtype=np.int64, count=len(members))
-        start = unqueued_bytes(self.state, members, self.partitions.ports(part))
+        start = unqueued_bytes(self.state, ids, self.partitions.ports(part))
         marks = fl[ids, L.FL_SIZE] - MARK_PACKETS * self.ff.payload
         # an outcome that has not settled depends on the state the partition formed in, which its FCG holds only
         # for flows that start afresh (nothing acknowledged yet, as in a collective). Formed at a completion
@@ -170,7 +168,7 @@ class WormholeController:
         marked = bool((marks > fl[ids, L.FL_SND_NXT]).all() and not fl[ids, L.FL_SND_UNA].any())
         if marked:
             fl[ids, L.FL_MARK] = marks
-        self.pending[part] = Watch(now, rates, members, start, ids, marked)
+        self.pending[part] = Watch(now, ids, rates, start, marked)
 
     def _unwatch(self, part: int) -> Watch | None:
         watch = self.pending.pop(part, None)
@@ -178,12 +176,16 @@ class WormholeController:
             self.state.fl[watch.ids, L.FL_MARK] = 0
         return watch
 
+    def _unchanged(self, part: int, watch: Watch) -> bool:
+        """The watched partition lives on with the flows it was watched with."""
+        return self.partitions.alive(part) and np.array_equal(watch.ids, self.partitions.member_ids(part))
+
     def _on_marks(self, now: int) -> None:
         """A watched partition's member passed its mark: store the outcome up to here, as one that has not
         settled. Watches whose partition changed meanwhile are dropped."""
         fl = self.state.fl
         for part, watch in list(self.pending.items()):
-            if not self.partitions.alive(part) or watch.members != frozenset(self.partitions.members(part)):
+            if not self._unchanged(part, watch):
                 self._unwatch(part)
             elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
@@ -201,10 +203,7 @@ class WormholeController:
         state_float = np.array([entry["float"] for entry in entries], dtype=np.float64)
         done = t_conv
         if settled:
-            flows = ids.tolist()
-            goodput = dict(zip(flows, state_float[:, GOODPUT].tolist(), strict=True))
-            sent = dict(zip(flows, (fl[ids, L.FL_SND_NXT] + moved).tolist(), strict=True))
-            done += self.ff.until_done(goodput, sent)
+            done += self.ff.until_done(ids, state_float[:, GOODPUT], fl[ids, L.FL_SND_NXT] + moved)
         ports = self.partitions.ports(part)
         if self.ff.joined_before(ports, now, done):
             return False
@@ -215,12 +214,12 @@ class WormholeController:
         """The watched transient of ``part`` converged (``settled``) or reached a member's mark: store what it
         produced. An outcome that has not settled holds what decides the next stretch: the members' sizes do
         not matter before their last packets, so a hit needs only room for the stored bytes (``_apply``)."""
-        t0, rates, members, start, *_ = self._unwatch(part)
-        if not self.partitions.alive(part) or members != frozenset(self.partitions.members(part)) or now <= t0:
+        watch = self._unwatch(part)
+        if not self._unchanged(part, watch) or now <= watch.t0:
             return
-        out = unqueued_bytes(self.state, members, self.partitions.ports(part))
-        moved = {f: out[f] - start[f] for f in members}
-        if not settled and self.ff.split_unevenly(moved):
+        ids = watch.ids
+        moved = unqueued_bytes(self.state, ids, self.partitions.ports(part)) - watch.start
+        if not settled and self.ff.split_unevenly(dict(zip(ids.tolist(), moved.tolist(), strict=True))):
             # flows that split a port unevenly before they settle do so by details the FCG does not hold: the same
             # incast elsewhere splits it otherwise (in packet mode each flow of the 6-to-1 incasts of
             # data/wormhole_shapes/waves ends up to 12 % apart from one wave to the next; of a DCQCN 2-to-1 incast
@@ -228,18 +227,19 @@ class WormholeController:
             return
         fl, ff = self.state.fl, self.state.ff
         value = {
-            "t_conv": now - t0,
+            "t_conv": now - watch.t0,
             "settled": settled,
             "flows": [
-                {
-                    "bytes": moved[f],
-                    "int": fl[f, list(STATE_INT)].tolist(),
-                    "float": ff[f, list(STATE_FLOAT)].tolist(),
-                }
-                for f in sorted(members)
+                {"bytes": int(b), "int": i, "float": x}
+                for b, i, x in zip(
+                    moved.tolist(),
+                    fl[ids[:, None], list(STATE_INT)].tolist(),
+                    ff[ids[:, None], list(STATE_FLOAT)].tolist(),
+                    strict=True,
+                )
             ],
         }
-        self.lookup.store(members, rates, value)
+        self.lookup.store(ids, watch.rates, value)
 
     def _fast_forward(self, horizon: int) -> None:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])

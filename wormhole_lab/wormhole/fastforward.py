@@ -42,8 +42,9 @@ STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
 _STATE_INT, _STATE_FLOAT = np.array(STATE_INT), np.array(STATE_FLOAT)  # as indices, made once
 
 
-def unqueued_bytes(state, flows, ports) -> dict[int, int]:
-    """Per flow of ``flows``, the bytes it sent less those of its packets waiting in the data queues of ``ports``.
+def unqueued_bytes(state, flows: np.ndarray, ports) -> np.ndarray:
+    """Per flow of ``flows`` (ascending ids), the bytes it sent less those of its packets waiting in the data queues
+    of ``ports``.
 
     A jump (memo hit) credits the change of this over the stretch it skips. It carries the packets in flight at
     its start along and leaves the queues as they were then, so what the stretch put into queues is not there
@@ -51,10 +52,28 @@ def unqueued_bytes(state, flows, ports) -> dict[int, int]:
     2 x 700 kB into one host: every hit 48 % early); crediting what was acknowledged left it the pipe behind
     (DCTCP, 2 x 700 kB: 3.5 % late; an MoE all-to-all under HPCC: 1.3 % late).
     """
-    ids = np.array(sorted(flows), dtype=np.int64)
-    queued = np.zeros(len(ids), dtype=np.int64)
-    _queued_payload(state.pt, state.pk, np.fromiter(ports, dtype=np.int64, count=len(ports)), ids, queued)
-    return dict(zip(ids.tolist(), (state.fl[ids, L.FL_SND_NXT] - queued).tolist(), strict=True))
+    queued = np.zeros(len(flows), dtype=np.int64)
+    _queued_payload(state.pt, state.pk, np.asarray(ports, dtype=np.int64), flows, queued)
+    return state.fl[flows, L.FL_SND_NXT] - queued
+
+
+@kernel
+def _next_known_start(offsets, times, flows, fl, ports, now):
+    best = NEVER
+    for p in ports:
+        lo, hi = offsets[p], offsets[p + 1]
+        while lo < hi:  # the first start at or after now
+            mid = (lo + hi) // 2
+            if times[mid] < now:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo
+        while i < offsets[p + 1] and times[i] == now and fl[flows[i], L.FL_STATE] != L.FS_PENDING:
+            i += 1  # a flow starting at this very instant counts only until it has started
+        if i < offsets[p + 1] and times[i] < best:
+            best = times[i]
+    return best
 
 
 @kernel
@@ -104,6 +123,8 @@ class FastForward:
         self.data_wire = self.payload + int(state.ci[L.CI_DATA_HDR])
         self.min_skip_ps = min_skip_ps
         self.paths = FlowPaths.of_state(state)
+        _, _, data_hops, _, ack_hops = self.paths.table
+        self._hops = data_hops + ack_hops
         self.active: dict[int, Skip] = {}
         self.log: list[Skip] = []  # every skip and memo hit, in order of start (skip-backs shorten them in place)
         self.events_skipped = 0.0
@@ -117,53 +138,46 @@ class FastForward:
         self._flows = flows
 
     @cached_property
-    def _known_starts(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """Per port, (sorted start times, flow ids) of flows that wait for nobody: the predetermined interrupts.
-        Built when first asked for: its sort costs ~25 ms per 30,000 flows, and a run that tries no skip needs none."""
+    def _known_starts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The predetermined interrupts, flows that wait for nobody: per port ``p``, their start times (sorted) and
+        ids at ``[offsets[p] : offsets[p + 1]]`` of (offsets, times, flows). Built when first asked for: its sort
+        costs ~25 ms per 30,000 flows, and a run that tries no skip needs none."""
         flows = self._flows
         independent = np.flatnonzero(np.diff(flows.dep_offset) == 0)
         port, owner = self.paths.flat(independent)
         flow = independent[owner]
         start = np.asarray(flows.start_ps, dtype=np.int64)[flow]
         order = np.lexsort((flow, start, port))
-        port, flow, start = port[order], flow[order], start[order]
-        keys, first = np.unique(port, return_index=True)
-        bounds = np.append(first, len(port))
-        return {int(p): (start[a:b], flow[a:b]) for p, a, b in zip(keys, bounds[:-1], bounds[1:], strict=True)}
+        offsets = np.zeros(len(self.state.pt) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(port, minlength=len(self.state.pt)), out=offsets[1:])
+        return offsets, start[order], flow[order]
 
-    def next_known_start(self, ports: list[int], now: int) -> int:
+    def next_known_start(self, ports, now: int) -> int:
         """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
-        best = NEVER
-        state = self.state.fl[:, L.FL_STATE]
-        for p in ports:
-            entry = self._known_starts.get(p)
-            if entry is None:
-                continue
-            times, flows = entry
-            i = np.searchsorted(times, now, side="left")
-            while i < len(times) and times[i] == now and state[flows[i]] != L.FS_PENDING:
-                i += 1  # a flow starting at this very instant counts only until it has started
-            if i < len(times):
-                best = min(best, int(times[i]))
-        return best
+        offsets, times, flows = self._known_starts
+        ports = np.asarray(ports, dtype=np.int64)
+        return int(_next_known_start(offsets, times, flows, self.state.fl, ports, now))
 
     def forget(self, part: int) -> None:
         """The partition's membership changed: its skip history no longer applies."""
         self.history.pop(part, None)
 
-    def _cap(self, part: int, goodput: dict) -> int:
+    def _cap(self, part: int, flows: np.ndarray, goodput: np.ndarray) -> int:
         """Longest skip allowed now. Flows that compete for a port can still drift slowly (a rate the window
         cannot see changing); their skips are bounded, the bound doubling while the measured rates stay
         within theta/2 of the previous skip's and halving when they moved more. Flows whose data never
         share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
-        if self._uncontended(goodput):
+        if self._uncontended(flows):
             return NEVER
         first = FIRST_CAP_WINDOWS * self.window_ps
         previous = self.history.get(part)
         if previous is None:
             return first
         rates, cap = previous
-        drift = max(abs(goodput[f] - rates[f]) / rates[f] if f in rates else 1.0 for f in goodput)
+        drift = max(
+            abs(g - rates[f]) / rates[f] if f in rates else 1.0
+            for f, g in zip(flows.tolist(), goodput.tolist(), strict=True)
+        )
         return cap * 2 if drift < self.theta / 2 else max(cap // 2, 2 * self.window_ps)
 
     def shares_disagree(self, goodput: dict) -> bool:
@@ -216,20 +230,17 @@ class FastForward:
                 load.setdefault(p, []).append(f)
         return load
 
-    def _uncontended(self, members) -> bool:
-        ports = np.concatenate([self.paths.data(f) for f in members])
+    def _uncontended(self, flows: np.ndarray) -> bool:
+        ports = self.paths.data_ports(flows)
         return len(np.unique(ports)) == len(ports)
 
-    def until_done(self, goodput: dict, sent: dict) -> int:
-        """Time until the first flow would be down to its last packets at ``goodput`` (bytes/ps per flow), having
-        sent ``sent``; 0 when a flow has no rate or no room left."""
-        flows = np.fromiter(goodput, dtype=np.int64, count=len(goodput))
-        rate = np.fromiter(goodput.values(), dtype=np.float64, count=len(goodput))
-        left = self.state.fl[flows, L.FL_SIZE] - np.fromiter((sent[f] for f in goodput), dtype=np.int64)
-        left -= TAIL_PACKETS * self.payload
-        if (rate <= 0).any() or (left <= 0).any():
+    def until_done(self, flows: np.ndarray, goodput: np.ndarray, sent: np.ndarray) -> int:
+        """Time until the first of ``flows`` would be down to its last packets at ``goodput`` (bytes/ps), having sent
+        ``sent``; 0 when a flow has no rate or no room left."""
+        left = self.state.fl[flows, L.FL_SIZE] - sent - TAIL_PACKETS * self.payload
+        if (goodput <= 0).any() or (left <= 0).any():
             return 0
-        return int((left / rate).min()) if len(flows) else NEVER
+        return int((left / goodput).min()) if len(flows) else NEVER
 
     def joined_before(self, ports: list[int], t: int, done: int) -> bool:
         """True when a flow with a known start joins the partition before ``done`` from ``t`` (its first member's
@@ -240,31 +251,34 @@ class FastForward:
         13.8 %, none 0.004 %)."""
         return self.next_known_start(ports, t) - t < done
 
-    def _span(self, part: int, goodput: dict, sent: dict, ports: list[int], t: int, horizon: int) -> int:
-        """How long partition ``part`` may be skipped from ``t`` at ``goodput`` (bytes/ps per flow), its flows
-        having sent ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room). A skip
-        of that length is then taken: the next one's cap starts from it."""
-        done = self.until_done(goodput, sent)
+    def _span(self, part: int, flows, goodput, sent, ports: list[int], t: int, horizon: int) -> int:
+        """How long partition ``part`` may be skipped from ``t``, its ``flows`` at ``goodput`` (bytes/ps) having sent
+        ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room). A skip of that length
+        is then taken: the next one's cap starts from it."""
+        done = self.until_done(flows, goodput, sent)
         if done <= 0 or self.joined_before(ports, t, done):
             return 0
-        cap = self._cap(part, goodput)
+        cap = self._cap(part, flows, goodput)
         dt = min(horizon - t, done, cap)
         dt -= dt % 1000  # keep every event on the reference's 1 ns grid
         if dt < self.min_skip_ps:
             return 0
-        self.history[part] = (goodput, cap)
+        self.history[part] = (dict(zip(flows.tolist(), goodput.tolist(), strict=True)), cap)
         return dt
 
     def try_skip(self, part: int, members: list[int], ports: list[int], now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
-        fl, ff = self.state.fl, self.state.ff
-        goodput = {f: ff[f, L.FF_GOODPUT] * CREDIT_SCALE for f in members}  # bytes per ps
-        dt = self._span(part, goodput, {f: fl[f, L.FL_SND_NXT] for f in members}, ports, now, horizon)
+        flows = np.array(members, dtype=np.int64)
+        rates = self.state.ff[flows, L.FF_GOODPUT] * CREDIT_SCALE  # bytes per ps
+        dt = self._span(part, flows, rates, self.state.fl[flows, L.FL_SND_NXT], ports, now, horizon)
         if not dt:
             return False
+        goodput = dict(zip(flows.tolist(), rates.tolist(), strict=True))
         if self.auditor is not None:
             self.auditor.offer_fastforward(part, now, dt, goodput)
-        adv = {f: int(rate * dt) // self.payload * self.payload for f, rate in goodput.items()}
+        adv = dict(
+            zip(flows.tolist(), ((rates * dt).astype(np.int64) // self.payload * self.payload).tolist(), strict=True)
+        )
         self._jump(part, ports, now, dt, adv, goodput, memo_until=now)
         self.skips_taken += 1
         return True
@@ -297,9 +311,9 @@ class FastForward:
         if int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
             for f in flows[restarts_timers].tolist():
                 resume_timers(self.state.g, self.state.events, fl, self.state.ci, f, now + t_conv)
-        goodput = dict(zip(ids, ff[flows, L.FF_GOODPUT].tolist(), strict=True))
-        sent = dict(zip(ids, (fl[flows, L.FL_SND_NXT] + credit).tolist(), strict=True))
-        dt = self._span(part, goodput, sent, ports, now + t_conv, horizon) if settled else 0
+        goodput = ff[flows, L.FF_GOODPUT]
+        sent = fl[flows, L.FL_SND_NXT] + credit
+        dt = self._span(part, flows, goodput, sent, ports, now + t_conv, horizon) if settled else 0
         credit += (ff[flows, L.FF_GOODPUT] * dt).astype(np.int64) // self.payload * self.payload
         self.skips_taken += dt > 0
         adv = dict(zip(ids, credit.tolist(), strict=True))
@@ -360,8 +374,9 @@ class FastForward:
 
     def _account(self, skip: Skip) -> None:
         memo = min(skip.end, skip.memo_until) - skip.start
-        for f in skip.goodput:
-            self.memo_time[f] += memo
-            self.ff_time[f] += skip.end - skip.start - memo
-            hops = len(self.paths.data(f)) + len(self.paths.ack(f))
-            self.events_skipped += skip.adv[f] / self.payload * 2 * hops  # a TX_DONE and an ARRIVE per hop
+        flows = np.fromiter(skip.goodput, dtype=np.int64, count=len(skip.goodput))
+        self.memo_time[flows] += memo
+        self.ff_time[flows] += skip.end - skip.start - memo
+        adv = np.fromiter((skip.adv[f] for f in skip.goodput), dtype=np.float64, count=len(flows))
+        for events in (adv / self.payload * 2 * self._hops[flows]).tolist():  # a TX_DONE and an ARRIVE per hop
+            self.events_skipped += events  # one by one: the estimate's rounding as it always was

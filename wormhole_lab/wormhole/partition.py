@@ -332,6 +332,10 @@ class Partitions:
         """The flows of partition ``part``."""
         return self._out_flows[: _members(self._flow, self._part, part, self._out_flows)].tolist()
 
+    def member_ids(self, part: int) -> np.ndarray:
+        """The flows of partition ``part``, ascending."""
+        return np.sort(self._out_flows[: _members(self._flow, self._part, part, self._out_flows)])
+
     def ports(self, part: int) -> list[int]:
         """The ports of partition ``part``'s flows."""
         s = self._state

@@ -67,18 +67,18 @@ class PatternLookup:
             codes.append((int(level) << 2 * LABEL_SHIFT) | (shape_of[shape] << LABEL_SHIFT) | line_of[int(line)])
         return np.sort(np.array(codes, dtype=np.int64)).tobytes()
 
-    def find(self, members, rates: dict) -> tuple[dict, dict] | None:
-        """For the partition of flows ``members`` sending at ``rates`` (bit/s per flow): (stored value, mapping of
-        stored vertex index -> flow), or None."""
-        flows = np.fromiter(members, dtype=np.int64, count=len(members))
-        levels = rate_levels(np.array([rates[f] for f in flows.tolist()], dtype=float), self.line_bps[flows])
-        labels = (levels.astype(np.int64) << 2 * LABEL_SHIFT) | self._flow_label[flows]
+    def find(self, flows: np.ndarray, rates: np.ndarray) -> tuple[dict, dict] | None:
+        """For the partition of ``flows`` (ids, any order) sending at ``rates`` (bit/s, one per flow): (stored value,
+        mapping of stored vertex index -> flow), or None."""
+        flows = np.asarray(flows, dtype=np.int64)
+        levels = rate_levels(np.asarray(rates, dtype=float), self.line_bps[flows])
+        labels = (levels << 2 * LABEL_SHIFT) | self._flow_label[flows]
         if np.sort(labels).tobytes() not in self._labels:
             return None
         layout, order = self._layout(flows, labels)
         known = self._layouts.get(layout)
         if known is None:
-            graph = self.graph(members, rates)
+            graph = self.graph(flows, rates)
             key = canonical_key(graph)
             found = self._stored(key, graph)
             position = {f: i for i, f in enumerate(order)}
@@ -99,10 +99,10 @@ class PatternLookup:
         used = _layout_of(*paths, flows, labels, self._number, order, out)
         return out[:used].tobytes(), flows[order].tolist()
 
-    def store(self, members, rates: dict, value: dict) -> None:
-        """Insert an entry for the partition (``value`` lists its flows in ascending id order), unless an
-        isomorphic one is stored already: the first of several alike is kept."""
-        graph = self.graph(members, rates)
+    def store(self, flows: np.ndarray, rates: np.ndarray, value: dict) -> None:
+        """Insert an entry for the partition of ``flows`` at ``rates`` (as ``find``; ``value`` lists its flows in
+        ascending id order), unless an isomorphic one is stored already: the first of several alike is kept."""
+        graph = self.graph(flows, rates)
         key = canonical_key(graph)
         if self._stored(key, graph) is None:
             self.memo.insert(self.fingerprint, key, to_json(graph), value)
@@ -110,15 +110,17 @@ class PatternLookup:
             # only layouts under this key can find the new entry: the others keep what they found
             self._layouts = {layout: known for layout, known in self._layouts.items() if known != (key, None)}
 
-    def graph(self, members, rates: dict):
+    def graph(self, flows: np.ndarray, rates: np.ndarray):
         """The partition's FCG, its vertices in ascending flow id: the isomorphism found first, and so which stored
         flow stands for which, depends on their order, which a set's (the order of its members' hashes and of
         how it was built) would make an accident of the bookkeeping (MoE-32x22B on 1024 GPUs came out otherwise
         within 300 ms of simulated time when the partitions' member order changed)."""
+        members = np.asarray(flows, dtype=np.int64).tolist()
+        rate_of = dict(zip(members, np.asarray(rates, dtype=float).tolist(), strict=True))
         return conflict_graph(
             sorted(members),
             {f: self.paths[f] for f in members},
-            rates,
+            rate_of,
             {f: int(self.line_bps[f]) for f in members},
             {f: self.hops[f] for f in members},
         )
