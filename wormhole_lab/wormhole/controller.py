@@ -14,6 +14,7 @@ import numpy as np
 
 import wormhole_lab
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole import partition as P
 from wormhole_lab.wormhole.audit import METHOD, Auditor
@@ -38,6 +39,23 @@ class Watch(NamedTuple):
     rates: np.ndarray
     start: np.ndarray  # per flow, bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
     marked: bool  # its flows carry marks (FL_MARK): it may be stored before it settles
+
+
+@kernel
+def _mark_if_fresh(fl, flows, left):
+    """Give each of ``flows`` a mark ``left`` bytes before its end (``FL_MARK``) if all of them have more than that to
+    send and none has had anything acknowledged; True when it did.
+
+    An outcome that has not settled depends on the state the partition formed in, which its FCG holds only for
+    flows that start afresh (nothing acknowledged yet, as in a collective). Formed at a completion mid-flight, it
+    does not: an HPCC incast's last three flows, taken from the memo DB then, came out of it on other shares than
+    packet mode's (each later flow of the incast up to 8.8 % off)."""
+    for f in flows:
+        if fl[f, L.FL_SIZE] - left <= fl[f, L.FL_SND_NXT] or fl[f, L.FL_SND_UNA] != 0:
+            return False
+    for f in flows:
+        fl[f, L.FL_MARK] = fl[f, L.FL_SIZE] - left
+    return True
 
 
 def config_fingerprint(engine_config) -> str:
@@ -158,16 +176,8 @@ class WormholeController:
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
         end first, up to there (the kernel returns when a flow passes its ``FL_MARK``)."""
-        fl = self.state.fl
         start = unqueued_bytes(self.state, ids, self.partitions.ports(part))
-        marks = fl[ids, L.FL_SIZE] - MARK_PACKETS * self.ff.payload
-        # an outcome that has not settled depends on the state the partition formed in, which its FCG holds only
-        # for flows that start afresh (nothing acknowledged yet, as in a collective). Formed at a completion
-        # mid-flight, it does not: an HPCC incast's last three flows, taken from the memo DB then, came out of
-        # it on other shares than packet mode's (each later flow of the incast up to 8.8 % off)
-        marked = bool((marks > fl[ids, L.FL_SND_NXT]).all() and not fl[ids, L.FL_SND_UNA].any())
-        if marked:
-            fl[ids, L.FL_MARK] = marks
+        marked = _mark_if_fresh(self.state.fl, ids, MARK_PACKETS * self.ff.payload)
         self.pending[part] = Watch(now, ids, rates, start, marked)
 
     def _unwatch(self, part: int) -> Watch | None:
