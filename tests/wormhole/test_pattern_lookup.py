@@ -77,6 +77,21 @@ def test_a_pattern_stored_twice_is_kept_once(lookup):
     assert lookup.memo.inserts == 1
 
 
+def test_a_layout_known_to_find_an_entry_is_not_stored_again_and_builds_no_fcg(lookup, monkeypatch):
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    store(lookup, [0, 1, 2], rates)
+    graphs = []
+    real_graph = lookup.graph
+    monkeypatch.setattr(lookup, "graph", lambda *a: graphs.append(a) or real_graph(*a))
+    store(lookup, [3, 4, 5], rates)  # found stored through its FCG; its layout is kept as finding the entry
+    assert len(graphs) == 1 and lookup.memo.inserts == 1
+    store(lookup, [4, 5, 3], rates)
+    assert find(lookup, [3, 4, 5], rates)[0] == value({0, 1, 2})
+    assert len(graphs) == 1 and lookup.memo.inserts == 1
+    store(lookup, [6, 7, 8], rates)  # another pattern is stored
+    assert len(graphs) == 2 and lookup.memo.inserts == 2
+
+
 def test_the_same_layout_on_other_ports_is_found_without_fcg_or_hash(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     store(lookup, [0, 1, 2], rates)
