@@ -259,7 +259,7 @@ class WormholeController:
                 continue
             self.ff.finish(part, now)
             members, ports = self.partitions.members(part), self.partitions.ports(part)
-            settled = not self.ff.shares_disagree({f: self.state.ff[f, L.FF_GOODPUT] for f in members})
+            settled = not self.ff.shares_disagree(np.array(members, dtype=np.int64))
             if part in self.pending and settled:  # a transient whose shares still move has not ended
                 self._record(part, now, settled=True)
             if settled and self.ff.try_skip(part, members, ports, now, horizon):

@@ -58,6 +58,49 @@ def unqueued_bytes(state, flows: np.ndarray, ports) -> np.ndarray:
 
 
 @kernel
+def _shares_disagree(
+    fl, ff, pt, path_ports, flows, theta, data_wire, payload, resolution, total, fastest, count, flag, touched
+):
+    """``FastForward.shares_disagree``; per port scratch: goodput ``total``, ``fastest``, flows ``count`` (0 on entry
+    and exit), ``flag`` (1: every flow cycle-steady, then 2: full), the ports ``touched``."""
+    n = 0
+    for f in flows:
+        g = ff[f, L.FF_GOODPUT]
+        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
+            p = path_ports[i]
+            if count[p] == 0:
+                touched[n] = p
+                n += 1
+                total[p], fastest[p], flag[p] = 0.0, g, 1
+            count[p] += 1
+            total[p] += g
+            fastest[p] = max(fastest[p], g)
+            if fl[f, L.FL_CYC_STEADY] == 0:
+                flag[p] = 0
+    for k in range(n):
+        p = touched[k]
+        full = total[p] * data_wire / payload * 8e12 >= (1 - 2 * theta) * pt[p, L.PT_RATE]
+        flag[p] = 2 * full + (flag[p] == 1 and full)  # 2: full; 3: full, every flow cycle-steady
+    disagree = False
+    for f in flows:
+        g = ff[f, L.FF_GOODPUT]
+        begin, end = fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]
+        for i in range(begin, end):
+            p = path_ports[i]
+            if flag[p] != 2 or count[p] < 2 or g >= (1 - theta / 10) * fastest[p] - resolution:
+                continue
+            held_elsewhere = False
+            for j in range(begin, end):
+                if path_ports[j] != p and flag[path_ports[j]] >= 2:
+                    held_elsewhere = True
+            if not held_elsewhere:
+                disagree = True
+    for k in range(n):
+        count[touched[k]] = 0
+    return disagree
+
+
+@kernel
 def _next_known_start(offsets, times, flows, fl, ports, now):
     best = NEVER
     for p in ports:
@@ -125,6 +168,10 @@ class FastForward:
         self.paths = FlowPaths.of_state(state)
         _, _, data_hops, _, ack_hops = self.paths.table
         self._hops = data_hops + ack_hops
+        n_ports = len(state.pt)  # scratch of shares_disagree, per port
+        self._port_sum, self._port_fastest = np.zeros(n_ports), np.zeros(n_ports)
+        self._port_count, self._port_flag = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports, dtype=np.int64)
+        self._port_touched = np.zeros(n_ports, dtype=np.int64)
         self.active: dict[int, Skip] = {}
         self.log: list[Skip] = []  # every skip and memo hit, in order of start (skip-backs shorten them in place)
         self.events_skipped = 0.0
@@ -180,38 +227,27 @@ class FastForward:
         )
         return cap * 2 if drift < self.theta / 2 else max(cap // 2, 2 * self.window_ps)
 
-    def shares_disagree(self, goodput: dict) -> bool:
-        """True when two flows share a full port that limits both, at rates more than theta/10 apart (beyond the
-        packet a measured goodput can be off by).
+    def shares_disagree(self, flows: np.ndarray) -> bool:
+        """True when two of ``flows`` share a full port that limits both, at goodputs more than theta/10 apart
+        (beyond the packet a measured goodput can be off by).
 
         Such shares are still moving: HPCC brings flows that meet on a bottleneck towards equal rates over
         milliseconds, within the steady test's spread. A skip freezes them where they stood, and every later
         skip starts from there (two HPCC flows into one host, 20 and 10 MB, the second 100 us later: the second
         finished 15.8 % early). A flow slower than its port's fastest is fine when another full port on its path
-        holds it back (max-min fair shares differ)."""
-        pt = self.state.pt
-        load = self._by_data_port(goodput)
-        full = {
-            p
-            for p, flows in load.items()
-            if sum(goodput[f] for f in flows) * self.data_wire / self.payload * 8e12
-            >= (1 - 2 * self.theta) * pt[p, L.PT_RATE]
-        }
+        holds it back (max-min fair shares differ). Flows steady over whole DCQCN cycles (``FL_CYC_STEADY``)
+        repeated their shares within theta and are exempt."""
+        s = self.state
         # a goodput is counted in packets over half a window: DCTCP's 3-to-1 incast of 1.5 MB settles one packet
         # apart (32.0 and 32.3 Gb/s), and is skipped. HPCC's shares wander even when they come that close: its
         # staggered pair, skipped then, ended 1.4 % off packet mode; held to theta/10, 0.004 %
-        hpcc = int(self.state.ci[L.CI_CC]) == L.CC_HPCC
+        hpcc = int(s.ci[L.CI_CC]) == L.CC_HPCC
         resolution = 0.0 if hpcc else 2 * self.payload / self.window_ps
-        cycled = self.state.fl[:, L.FL_CYC_STEADY]
-        for p in (q for q in full if len(load[q]) > 1):
-            if all(cycled[f] for f in load[p]):
-                continue  # DCQCN shares measured over whole cycles, which repeated them within theta
-            fastest = max(goodput[f] for f in load[p])
-            for f in load[p]:
-                held_elsewhere = any(q in full and q != p for q in self.paths.data(f).tolist())
-                if goodput[f] < (1 - self.theta / 10) * fastest - resolution and not held_elsewhere:
-                    return True
-        return False
+        load = (self._port_sum, self._port_fastest, self._port_count, self._port_flag, self._port_touched)
+        return bool(
+            _shares_disagree(s.fl, s.ff, s.pt, s.path_ports, flows, self.theta, self.data_wire, self.payload,
+                             resolution, *load)
+        )  # fmt: skip
 
     def split_unevenly(self, moved: dict) -> bool:
         """True when two flows whose data share a port moved (``moved``: bytes per flow id) more than theta/10
