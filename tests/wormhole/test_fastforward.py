@@ -1,5 +1,6 @@
 """FastForward's index of the known starts (the interrupts a skip must stop at) is built only for runs that skip;
-what a memo jump credits counts out the data a partition's queues hold."""
+what a memo jump credits counts out the data a partition's queues hold; the compiled tests of shares and of
+contention behind a skip decision."""
 
 from types import SimpleNamespace
 
@@ -11,7 +12,7 @@ from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
-from wormhole_lab.wormhole.fastforward import unqueued_bytes
+from wormhole_lab.wormhole.fastforward import _no_shared_data_port, _shares_disagree, unqueued_bytes
 
 
 def index_built(scenario) -> tuple[bool, int]:
@@ -48,3 +49,46 @@ def test_unqueued_bytes_leave_out_the_data_in_the_given_ports_queues_only():
     fl[[3, 7], L.FL_SND_NXT] = 10_000, 20_000
     state = SimpleNamespace(pt=pt, pk=pk, fl=fl)
     assert unqueued_bytes(state, np.array([3, 7]), [1, 0]).tolist() == [8_500, 19_000]
+
+
+def three_flows(paths, goodput, cycled=(0, 0, 0)):
+    """An engine state of three flows with these data paths (port lists) and goodputs (bytes/ps), ports of 100 Gb/s."""
+    fl = np.zeros((3, L.FL_N), dtype=np.int64)
+    ff = np.zeros((3, L.FF_N))
+    fl[:, L.FL_PATH_BEGIN] = np.cumsum([0] + [len(p) for p in paths[:-1]])
+    fl[:, L.FL_PATH_LEN] = [len(p) for p in paths]
+    fl[:, L.FL_CYC_STEADY] = cycled
+    ff[:, L.FF_GOODPUT] = goodput
+    pt = np.zeros((8, L.PT_N), dtype=np.int64)
+    pt[:, L.PT_RATE] = 100_000_000_000
+    return fl, ff, pt, np.concatenate([np.array(p) for p in paths]).astype(np.int64)
+
+
+def disagree(paths, goodput, cycled=(0, 0, 0), theta=0.05, resolution=0.0):
+    fl, ff, pt, path_ports = three_flows(paths, goodput, cycled)
+    scratch = np.zeros(8), np.zeros(8), np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64)
+    touched = np.zeros(8, dtype=np.int64)
+    flows = np.arange(3)
+    found = _shares_disagree(fl, ff, pt, path_ports, flows, theta, 1048, 1000, resolution, *scratch, touched)
+    assert not scratch[2].any()  # the per-port counts are left at 0 for the next call
+    return found
+
+
+def test_shares_disagree_on_a_full_port_unless_the_slower_flow_is_held_elsewhere_or_all_are_cycle_steady():
+    line = 100e9 / 8e12 * 1000 / 1048  # goodput (bytes/ps) that fills a 100 Gb/s port with 1,000-byte packets
+    # flows 0 and 1 share port 2, full at 0.7 + 0.3 of its line rate; flow 2 is alone on ports 5, 6
+    assert disagree([[1, 2], [3, 2], [5, 6]], [0.7 * line, 0.3 * line, line])
+    assert not disagree([[1, 2], [3, 2], [5, 6]], [0.5 * line, 0.5 * line, line])  # equal shares
+    assert not disagree([[1, 2], [3, 2], [5, 6]], [0.5 * line, 0.3 * line, line])  # port 2 is not full
+    # flow 1 also crosses port 6, full with flow 2: that port holds it back, not port 2's share
+    assert not disagree([[1, 2], [3, 2, 6], [5, 6]], [0.7 * line, 0.3 * line, 0.7 * line])
+    assert not disagree([[1, 2], [3, 2], [5, 6]], [0.7 * line, 0.3 * line, line], cycled=(1, 1, 0))
+
+
+def test_data_paths_that_share_no_port_are_uncontended():
+    count = np.zeros(8, dtype=np.int64)
+    fl, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 6]], [0, 0, 0])
+    assert _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
+    fl, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 2]], [0, 0, 0])
+    assert not _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
+    assert _no_shared_data_port(fl, path_ports, np.arange(2), count)

@@ -101,6 +101,21 @@ def _shares_disagree(
 
 
 @kernel
+def _no_shared_data_port(fl, path_ports, flows, count):
+    """True when no two of ``flows`` send data through the same port (``count``: per port scratch, 0 on entry and
+    exit)."""
+    shared = False
+    for f in flows:
+        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
+            shared |= count[path_ports[i]] > 0
+            count[path_ports[i]] += 1
+    for f in flows:
+        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
+            count[path_ports[i]] = 0
+    return not shared
+
+
+@kernel
 def _next_known_start(offsets, times, flows, fl, ports, now):
     best = NEVER
     for p in ports:
@@ -168,7 +183,7 @@ class FastForward:
         self.paths = FlowPaths.of_state(state)
         _, _, data_hops, _, ack_hops = self.paths.table
         self._hops = data_hops + ack_hops
-        n_ports = len(state.pt)  # scratch of shares_disagree, per port
+        n_ports = len(state.pt)  # scratch of shares_disagree and _uncontended, per port
         self._port_sum, self._port_fastest = np.zeros(n_ports), np.zeros(n_ports)
         self._port_count, self._port_flag = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports, dtype=np.int64)
         self._port_touched = np.zeros(n_ports, dtype=np.int64)
@@ -267,8 +282,7 @@ class FastForward:
         return load
 
     def _uncontended(self, flows: np.ndarray) -> bool:
-        ports = self.paths.data_ports(flows)
-        return len(np.unique(ports)) == len(ports)
+        return bool(_no_shared_data_port(self.state.fl, self.state.path_ports, flows, self._port_count))
 
     def until_done(self, flows: np.ndarray, goodput: np.ndarray, sent: np.ndarray) -> int:
         """Time until the first of ``flows`` would be down to its last packets at ``goodput`` (bytes/ps), having sent

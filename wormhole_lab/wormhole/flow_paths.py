@@ -46,17 +46,13 @@ class FlowPaths:
 
     def flat(self, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The data and ACK ports of ``flows``, flattened, and for each the index in ``flows`` of its flow."""
-        (data, data_owner), (ack, ack_owner) = self._gather(*self._data, flows), self._gather(*self._ack, flows)
-        return np.concatenate([data, ack]), np.concatenate([data_owner, ack_owner])
-
-    def data_ports(self, flows: np.ndarray) -> np.ndarray:
-        """The data ports of ``flows``, flattened."""
-        return self._gather(*self._data, flows)[0]
-
-    def _gather(self, begin, length, flows) -> tuple[np.ndarray, np.ndarray]:
-        lengths = length[flows]
-        first = np.repeat(begin[flows] - np.cumsum(lengths) + lengths, lengths)
-        return self._table[first + np.arange(lengths.sum())], np.repeat(np.arange(len(flows)), lengths)
+        ports, owners = [], []
+        for begin, length in (self._data, self._ack):
+            lengths = length[flows]
+            first = np.repeat(begin[flows] - np.cumsum(lengths) + lengths, lengths)
+            ports.append(self._table[first + np.arange(lengths.sum())])
+            owners.append(np.repeat(np.arange(len(flows)), lengths))
+        return np.concatenate(ports), np.concatenate(owners)
 
     def __getitem__(self, f: int) -> frozenset:
         kept = self._sets.get(f)
