@@ -116,6 +116,32 @@ def _no_shared_data_port(fl, path_ports, flows, count):
 
 
 @kernel
+def _until_done(fl, flows, goodput, sent, tail):
+    """``FastForward.until_done``, ``tail`` the bytes left to the packet level."""
+    if len(flows) == 0:
+        return NEVER
+    soonest = np.inf
+    for i in range(len(flows)):
+        left = fl[flows[i], L.FL_SIZE] - sent[i] - tail
+        if goodput[i] <= 0 or left <= 0:
+            return 0
+        soonest = min(soonest, left / goodput[i])
+    return int(soonest)
+
+
+@kernel
+def _shift_rings(fl, seq_ring, flows, credit):
+    """The steady-test window lives in the partition's own (shifted) timeline: the sequence numbers of its
+    samples move by each flow's ``credit`` too."""
+    for i in range(len(flows)):
+        if credit[i] != 0:
+            row = fl[flows[i], L.FL_ACTIVE_POS]
+            for j in range(seq_ring.shape[1]):
+                seq_ring[row, j, 0] += credit[i]
+                seq_ring[row, j, 1] += credit[i]
+
+
+@kernel
 def _next_known_start(offsets, times, flows, fl, ports, now):
     best = NEVER
     for p in ports:
@@ -287,10 +313,7 @@ class FastForward:
     def until_done(self, flows: np.ndarray, goodput: np.ndarray, sent: np.ndarray) -> int:
         """Time until the first of ``flows`` would be down to its last packets at ``goodput`` (bytes/ps), having sent
         ``sent``; 0 when a flow has no rate or no room left."""
-        left = self.state.fl[flows, L.FL_SIZE] - sent - TAIL_PACKETS * self.payload
-        if (goodput <= 0).any() or (left <= 0).any():
-            return 0
-        return int((left / goodput).min()) if len(flows) else NEVER
+        return int(_until_done(self.state.fl, flows, goodput, sent, TAIL_PACKETS * self.payload))
 
     def joined_before(self, ports: list[int], t: int, done: int) -> bool:
         """True when a flow with a known start joins the partition before ``done`` from ``t`` (its first member's
@@ -396,9 +419,7 @@ class FastForward:
             s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.path_ports, part, dt, self._credit, ports, flows, scratch
         )
         self._credit[flows] = 0
-        # the steady-test window lives in the partition's own (shifted) timeline: its sequence numbers move too
-        moved = credit != 0
-        s.seq_ring[s.fl[flows[moved], L.FL_ACTIVE_POS]] += credit[moved, None, None]
+        _shift_rings(s.fl, s.seq_ring, flows, credit)
 
     def skip_back(self, part: int, now: int) -> None:
         """Cut partition ``part``'s skip short at ``now``: its events come back and its credit shrinks."""
