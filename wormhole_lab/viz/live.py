@@ -116,7 +116,7 @@ class LiveRun:
         went on as a fast-forward gives one window of each)."""
         windows = []
         for s in self.controller.ff.log if self.controller is not None else []:
-            flows = tuple(sorted(int(f) for f in s.goodput))
+            flows = tuple(sorted(s.flows.tolist()))
             memo_end = min(s.memo_until, s.end)  # memo_until is never before the start
             if memo_end > s.start:
                 windows.append(SkipWindow(int(s.part), int(s.start), int(memo_end), True, flows))
@@ -151,8 +151,7 @@ class LiveRun:
         booked = ctrl.ff.ff_time + ctrl.ff.memo_time
         # skips still in progress are not booked yet
         for skip in ctrl.ff.active.values():
-            for f in skip.goodput:
-                booked[f] += skip.end - skip.start
+            booked[skip.flows] += skip.end - skip.start
         return {"recorded_ps": recorded, "controller_ps": booked, "complete": bool(np.array_equal(recorded, booked))}
 
     def partitions(self) -> dict[int, list[int]]:
@@ -220,7 +219,7 @@ def flow_states(run: LiveRun, now_ps: int | None = None) -> dict[int, str]:
         return states
     for skip in ctrl.ff.active.values():
         if skip.start <= now < skip.end:
-            for f in skip.goodput:
+            for f in skip.flows.tolist():
                 if f in states:
                     states[int(f)] = MEMO if now < skip.memo_until else FASTFORWARD
     return states

@@ -183,13 +183,15 @@ def _queued_payload(pt, pk, ports, flows, queued):
 
 @dataclass
 class Skip:
-    """One fast-forward (or memoized transient) in progress; ``goodput`` in bytes/ps per flow id."""
+    """One fast-forward (or memoized transient) in progress: its ``flows`` at ``goodput`` (bytes/ps), credited
+    ``adv`` bytes."""
 
     part: int
     start: int
     end: int
-    goodput: dict
-    adv: dict  # flow id -> bytes credited
+    flows: np.ndarray
+    goodput: np.ndarray
+    adv: np.ndarray
     memo_until: int  # the skip is taken from the memo DB up to here, fast-forwarded after
     ports: np.ndarray  # the partition's ports (a skip-back shifts them back)
 
@@ -346,13 +348,10 @@ class FastForward:
         dt = self._span(part, flows, rates, self.state.fl[flows, L.FL_SND_NXT], ports, now, horizon)
         if not dt:
             return False
-        goodput = dict(zip(flows.tolist(), rates.tolist(), strict=True))
         if self.auditor is not None:
-            self.auditor.offer_fastforward(part, now, dt, goodput)
-        adv = dict(
-            zip(flows.tolist(), ((rates * dt).astype(np.int64) // self.payload * self.payload).tolist(), strict=True)
-        )
-        self._jump(part, ports, now, dt, adv, goodput, memo_until=now)
+            self.auditor.offer_fastforward(part, now, dt, dict(zip(flows.tolist(), rates.tolist(), strict=True)))
+        adv = (rates * dt).astype(np.int64) // self.payload * self.payload
+        self._jump(part, ports, now, dt, flows, adv, rates, memo_until=now)
         self.skips_taken += 1
         return True
 
@@ -389,15 +388,13 @@ class FastForward:
         dt = self._span(part, flows, goodput, sent, ports, now + t_conv, horizon) if settled else 0
         credit += (ff[flows, L.FF_GOODPUT] * dt).astype(np.int64) // self.payload * self.payload
         self.skips_taken += dt > 0
-        adv = dict(zip(ids, credit.tolist(), strict=True))
-        average = {f: adv[f] / (t_conv + dt) for f in ids}
-        self._jump(part, ports, now, t_conv + dt, adv, average, memo_until=now + t_conv)
+        self._jump(part, ports, now, t_conv + dt, flows, credit, credit / (t_conv + dt), memo_until=now + t_conv)
 
-    def _jump(self, part: int, ports, now: int, dt: int, adv: dict, goodput: dict, memo_until: int) -> None:
-        """Shift partition ``part`` by ``dt`` from ``now``, its flows advancing ``adv`` bytes (flow id -> bytes);
-        the part before ``memo_until`` is booked as taken from the memo DB."""
-        ports = np.fromiter(ports, dtype=np.int64, count=len(ports))
-        self._offset(part, ports, dt, adv)
+    def _jump(self, part: int, ports, now: int, dt: int, flows, adv, goodput, memo_until: int) -> None:
+        """Shift partition ``part`` by ``dt`` from ``now``, its ``flows`` advancing ``adv`` bytes (at ``goodput``,
+        bytes/ps, on average); the part before ``memo_until`` is booked as taken from the memo DB."""
+        ports = np.asarray(ports, dtype=np.int64)
+        self._offset(part, ports, dt, flows, adv)
         parts = self.state.parts
         parts[part, L.PA_SKIP_START] = now
         parts[part, L.PA_SKIP_END] = now + dt
@@ -405,14 +402,13 @@ class FastForward:
             parts[part, L.PA_CHANGED_AT] = now + dt  # its steady windows start after the stored transient
         # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
         parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
-        self.active[part] = Skip(part, now, now + dt, goodput, adv, memo_until, ports)
+        self.active[part] = Skip(part, now, now + dt, flows, goodput, adv, memo_until, ports)
         self.log.append(self.active[part])
 
-    def _offset(self, part: int, ports: np.ndarray, dt: int, adv: dict) -> None:
-        """Shift the partition's events by ``dt``; its flows advance ``adv`` bytes and its ``ports`` carry them."""
+    def _offset(self, part: int, ports: np.ndarray, dt: int, flows: np.ndarray, credit: np.ndarray) -> None:
+        """Shift the partition's events by ``dt``; its ``flows`` advance ``credit`` bytes and its ``ports`` carry
+        them."""
         s = self.state
-        flows = np.fromiter(adv, dtype=np.int64, count=len(adv))
-        credit = np.fromiter(adv.values(), dtype=np.int64, count=len(adv))
         self._credit[flows] = credit
         scratch = np.empty(int(s.g[L.G_PENDING]), dtype=np.int64)
         offset_partition(
@@ -424,14 +420,10 @@ class FastForward:
     def skip_back(self, part: int, now: int) -> None:
         """Cut partition ``part``'s skip short at ``now``: its events come back and its credit shrinks."""
         skip = self.active.pop(part)
-        adv = {
-            f: int(rate * (now - skip.start)) // self.payload * self.payload - skip.adv[f]
-            for f, rate in skip.goodput.items()
-        }
-        self._offset(part, skip.ports, now - skip.end, adv)
+        back = (skip.goodput * (now - skip.start)).astype(np.int64) // self.payload * self.payload - skip.adv
+        self._offset(part, skip.ports, now - skip.end, skip.flows, back)
         self.state.parts[part, L.PA_SKIP_END] = 0
-        for f, back in adv.items():
-            skip.adv[f] += back
+        skip.adv += back
         skip.end = now
         self.skip_backs += 1
         self._account(skip)
@@ -445,9 +437,8 @@ class FastForward:
 
     def _account(self, skip: Skip) -> None:
         memo = min(skip.end, skip.memo_until) - skip.start
-        flows = np.fromiter(skip.goodput, dtype=np.int64, count=len(skip.goodput))
-        self.memo_time[flows] += memo
-        self.ff_time[flows] += skip.end - skip.start - memo
-        adv = np.fromiter((skip.adv[f] for f in skip.goodput), dtype=np.float64, count=len(flows))
-        for events in (adv / self.payload * 2 * self._hops[flows]).tolist():  # a TX_DONE and an ARRIVE per hop
+        self.memo_time[skip.flows] += memo
+        self.ff_time[skip.flows] += skip.end - skip.start - memo
+        # a TX_DONE and an ARRIVE per hop
+        for events in (skip.adv / self.payload * 2 * self._hops[skip.flows]).tolist():
             self.events_skipped += events  # one by one: the estimate's rounding as it always was
