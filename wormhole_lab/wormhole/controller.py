@@ -58,6 +58,19 @@ def _mark_if_fresh(fl, flows, left):
     return True
 
 
+class Looks(NamedTuple):
+    """The partitions formed at one look (``WormholeController._looks``): the i-th one's flows are
+    ``flows[offsets[i] : offsets[i + 1]]``, ascending; per flow, its rate (bit/s), FCG label (``PatternLookup``),
+    and unqueued bytes (``fastforward.unqueued_bytes``); ``sorted_labels`` each partition's labels in order."""
+
+    flows: np.ndarray
+    offsets: np.ndarray
+    rates: np.ndarray
+    labels: np.ndarray
+    sorted_labels: np.ndarray
+    start: np.ndarray
+
+
 def config_fingerprint(engine_config) -> str:
     """Everything in the engine configuration that shapes a transient (not the seed, the generator or the stop time)."""
     manifest = json.loads(engine_config.manifest_json())
@@ -140,11 +153,25 @@ class WormholeController:
         alive = sorted(part for part in touched if self.partitions.alive(part))
         for part in alive:
             self.ff.forget(part)
+        formed = {part: i for i, part in enumerate(p for p in alive if self.partitions.changed_at(p) == now)}
+        looks = self._looks(list(formed)) if formed and self.memo is not None and self.memo.usable else None
         for part in alive:
-            if self.partitions.changed_at(part) == now:
-                self._formed(part, now, horizon)
+            if part in formed:
+                self._formed(part, now, horizon, looks, formed[part])
             else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
                 self._unwatch(part)
+
+    def _looks(self, parts: list[int]) -> Looks:
+        """What the lookups and watches of ``parts`` read, for all of them at once. Nothing the loop over them does
+        (memo jumps, marks) changes it: partitions share no flow and no port."""
+        flows, offsets = self.partitions.members_of(parts)
+        rates = self.state.fl[flows, L.FL_RATE]
+        labels = self.lookup.labels_of(flows, rates)
+        segment = np.repeat(np.arange(len(parts)), np.diff(offsets))
+        ascending = np.sort(flows)
+        start = unqueued_bytes(self.state, ascending, np.unique(self.paths.flat(ascending)[0]))
+        start = start[np.searchsorted(ascending, flows)]
+        return Looks(flows, offsets, rates, labels, labels[np.lexsort((labels, segment))], start)
 
     def _skip_back_touched(self, starts: np.ndarray, now: int) -> None:
         """Flows that start now on the ports of a partition being fast-forwarded skip it back to now (the kernel
@@ -157,26 +184,27 @@ class WormholeController:
             if skip is not None and skip.end > now:
                 self.ff.skip_back(part, now)
 
-    def _formed(self, part: int, now: int, horizon: int) -> None:
-        """A partition changed: take its transient from the memo DB, or start watching it for one."""
+    def _formed(self, part: int, now: int, horizon: int, looks: "Looks | None", i: int) -> None:
+        """A partition changed: take its transient from the memo DB, or start watching it for one (``looks``: what
+        it reads, of the ``i``-th partition formed now)."""
         self._unwatch(part)
-        if self.memo is None or not self.memo.usable:
+        if looks is None or not self.memo.usable:
             return
-        ids = self.partitions.member_ids(part)
-        rates = self.state.fl[ids, L.FL_RATE]
+        a, b = looks.offsets[i], looks.offsets[i + 1]
+        ids, rates = looks.flows[a:b], looks.rates[a:b]
         self.memo.lookups += 1
-        found = self.lookup.find(ids, rates)
+        found = self.lookup.find(ids, rates, looks.labels[a:b], looks.sorted_labels[a:b].tobytes())
         if found is not None and self._apply(part, *found, now, horizon):
             self.memo.hits += 1
             return
         self.memo.misses += 1
         if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            self._watch(part, now, ids, rates)
+            self._watch(part, now, ids, rates, looks.start[a:b])
 
-    def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray) -> None:
+    def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
-        end first, up to there (the kernel returns when a flow passes its ``FL_MARK``)."""
-        start = unqueued_bytes(self.state, ids, self.partitions.ports(part))
+        end first, up to there (the kernel returns when a flow passes its ``FL_MARK``). ``start``: its flows'
+        ``unqueued_bytes`` now."""
         marked = _mark_if_fresh(self.state.fl, ids, MARK_PACKETS * self.ff.payload)
         self.pending[part] = Watch(now, ids, rates, start, marked)
 

@@ -272,6 +272,20 @@ def _members(flow, part, q, out):
 
 
 @kernel
+def _members_of(flow, part, qs, out, offsets):
+    n = 0
+    for i in range(len(qs)):
+        offsets[i] = n
+        g = part[qs[i], _HEAD]
+        while g >= 0:
+            out[n] = g
+            n += 1
+            g = flow[g, _NEXT]
+    offsets[len(qs)] = n
+    return n
+
+
+@kernel
 def _ports(fl, path_ports, flow, part, port, q, out):
     n, g = 0, part[q, _HEAD]
     while g >= 0:
@@ -335,6 +349,14 @@ class Partitions:
     def member_ids(self, part: int) -> np.ndarray:
         """The flows of partition ``part``, ascending."""
         return np.sort(self._out_flows[: _members(self._flow, self._part, part, self._out_flows)])
+
+    def members_of(self, parts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The flows of each of ``parts`` at once, ascending within each: ``flows[offsets[i] : offsets[i + 1]]``."""
+        qs = np.asarray(parts, dtype=np.int64)
+        offsets = np.zeros(len(qs) + 1, dtype=np.int64)
+        flows = self._out_flows[: _members_of(self._flow, self._part, qs, self._out_flows, offsets)].copy()
+        segment = np.repeat(np.arange(len(qs)), np.diff(offsets))
+        return flows[np.lexsort((flows, segment))], offsets
 
     def ports(self, part: int) -> list[int]:
         """The ports of partition ``part``'s flows."""
