@@ -36,7 +36,7 @@ def lookup(tmp_path):
 
 
 def value(flows):
-    return {"t_conv": 1, "flows": [{"bytes": f} for f in sorted(flows)]}
+    return {"t_conv": 1, "flows": [{"bytes": f, "int": [f], "float": [0.5]} for f in sorted(flows)]}
 
 
 def find(lookup, flows, rates):
@@ -54,11 +54,14 @@ def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup,
     store(lookup, [0, 1, 2], rates)
     calls = []
     monkeypatch.setattr(pattern_lookup, "match", lambda *a: calls.append(a) or match(*a))
-    stored, mapping = find(lookup, [3, 4, 5], rates)
+    found = find(lookup, [3, 4, 5], rates)
+    stored, mapping = found.value, found.mapping
     assert stored == value({0, 1, 2}) and len(calls) == 1
     # stored vertex i was flow i; the same position on the same ports is flow i + 3
     assert mapping == {0: 3, 1: 4, 2: 5}
-    assert find(lookup, [5, 3, 4], rates)[1] == mapping and len(calls) == 1  # from the layout cache
+    assert find(lookup, [5, 3, 4], rates).mapping == mapping and len(calls) == 1  # from the layout cache
+    # what each stored flow moved and ended with comes along in the mapping's order
+    assert found.moved.tolist() == [0, 1, 2] and found.state_int.tolist() == [[0], [1], [2]]
 
 
 def test_another_pattern_is_not_found_and_a_miss_is_forgotten_once_something_is_stored(lookup):
@@ -86,7 +89,7 @@ def test_a_layout_known_to_find_an_entry_is_not_stored_again_and_builds_no_fcg(l
     store(lookup, [3, 4, 5], rates)  # found stored through its FCG; its layout is kept as finding the entry
     assert len(graphs) == 1 and lookup.memo.inserts == 1
     store(lookup, [4, 5, 3], rates)
-    assert find(lookup, [3, 4, 5], rates)[0] == value({0, 1, 2})
+    assert find(lookup, [3, 4, 5], rates).value == value({0, 1, 2})
     assert len(graphs) == 1 and lookup.memo.inserts == 1
     store(lookup, [6, 7, 8], rates)  # another pattern is stored
     assert len(graphs) == 2 and lookup.memo.inserts == 2
@@ -98,7 +101,8 @@ def test_the_same_layout_on_other_ports_is_found_without_fcg_or_hash(lookup, mon
     find(lookup, [3, 4, 5], rates)  # the layout is now known as found
     built = []
     monkeypatch.setattr(lookup, "graph", lambda *a: built.append(a))
-    stored, mapping = find(lookup, [9, 10, 11], rates)
+    found = find(lookup, [9, 10, 11], rates)
+    stored, mapping = found.value, found.mapping
     assert stored == value({0, 1, 2}) and mapping == {0: 9, 1: 10, 2: 11} and not built
 
 
@@ -119,7 +123,7 @@ def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_s
     assert find(lookup, [12, 13, 14], rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
     again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)
-    assert find(again, [3, 4, 5], rates)[0] == value({0, 1, 2})
+    assert find(again, [3, 4, 5], rates).value == value({0, 1, 2})
     other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.shapes, lookup.line_bps)
     assert find(other_config, [3, 4, 5], rates) is None
 
@@ -132,5 +136,5 @@ def test_which_stored_flow_stands_for_which_does_not_depend_on_the_order_members
     mappings = set()
     for order in ([3, 4, 5], [5, 4, 3], [4, 5, 3], [5, 3, 4]):
         fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)  # no layout cache
-        mappings.add(tuple(sorted(find(fresh, order, rates)[1].items())))
+        mappings.add(tuple(sorted(find(fresh, order, rates).mapping.items())))
     assert len(mappings) == 1

@@ -21,7 +21,7 @@ from wormhole_lab.wormhole.audit import METHOD, Auditor
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, unqueued_bytes
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
-from wormhole_lab.wormhole.pattern_lookup import PatternLookup
+from wormhole_lab.wormhole.pattern_lookup import Found, PatternLookup
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
@@ -194,7 +194,7 @@ class WormholeController:
         ids, rates = looks.flows[a:b], looks.rates[a:b]
         self.memo.lookups += 1
         found = self.lookup.find(ids, rates, looks.labels[a:b], looks.sorted_labels[a:b].tobytes())
-        if found is not None and self._apply(part, *found, now, horizon):
+        if found is not None and self._apply(part, found, now, horizon):
             self.memo.hits += 1
             return
         self.memo.misses += 1
@@ -228,17 +228,14 @@ class WormholeController:
             elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
 
-    def _apply(self, part, value, mapping, now, horizon) -> bool:
+    def _apply(self, part: int, found: Found, now: int, horizon: int) -> bool:
         """Use a stored transient if every flow has room for it and no known start comes before the partition's
         first completion (``FastForward.joined_before``): after a settled transient, when the first flow would
         finish at the stored goodput; after one stored at a member's mark, at its end."""
-        t_conv, settled, fl, entries = value["t_conv"], value.get("settled", True), self.state.fl, value["flows"]
-        ids = np.fromiter((mapping[i] for i in range(len(entries))), dtype=np.int64, count=len(entries))
-        moved = np.array([entry["bytes"] for entry in entries], dtype=np.int64)
+        t_conv, settled, fl = found.value["t_conv"], found.value.get("settled", True), self.state.fl
+        ids, moved, state_int, state_float = found.flows, found.moved, found.state_int, found.state_float
         if (moved > fl[ids, L.FL_SIZE] - fl[ids, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload).any():
             return False
-        state_int = np.array([entry["int"] for entry in entries], dtype=np.int64)
-        state_float = np.array([entry["float"] for entry in entries], dtype=np.float64)
         done = t_conv
         if settled:
             done += self.ff.until_done(ids, state_float[:, GOODPUT], fl[ids, L.FL_SND_NXT] + moved)

@@ -16,6 +16,8 @@ Labels and layouts are int64 codes, a layout made in compiled code and kept by i
 tuples, they were 40 % of MoE-8x7B's memo lookups.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from wormhole_lab.engine.jit import kernel
@@ -29,6 +31,23 @@ from wormhole_lab.wormhole.fcg import (
 )
 
 LABEL_SHIFT = 24  # bits of a path-shape code and of a line-rate code in a vertex label's int64
+
+
+class Found(NamedTuple):
+    """A stored transient that fits a partition: the memo DB's ``value`` and, per stored flow (in the value's
+    order), the partition's flow that stands for it, the bytes it moved and the CCA state it ended with (the
+    ``STATE_INT`` and ``STATE_FLOAT`` columns of fastforward)."""
+
+    value: dict
+    flows: np.ndarray
+    moved: np.ndarray
+    state_int: np.ndarray
+    state_float: np.ndarray
+
+    @property
+    def mapping(self) -> dict[int, int]:
+        """Stored vertex index -> flow."""
+        return dict(enumerate(self.flows.tolist()))
 
 
 class PatternLookup:
@@ -67,10 +86,10 @@ class PatternLookup:
             codes.append((int(level) << 2 * LABEL_SHIFT) | (shape_of[shape] << LABEL_SHIFT) | line_of[int(line)])
         return np.sort(np.array(codes, dtype=np.int64)).tobytes()
 
-    def find(self, flows: np.ndarray, rates: np.ndarray, labels=None, label_set=None) -> tuple[dict, dict] | None:
-        """For the partition of ``flows`` (ids, any order) sending at ``rates`` (bit/s, one per flow): (stored value,
-        mapping of stored vertex index -> flow), or None. ``labels`` (``labels_of``) and ``label_set`` (their sorted
-        bytes) may come computed already."""
+    def find(self, flows: np.ndarray, rates: np.ndarray, labels=None, label_set=None) -> Found | None:
+        """The stored transient for the partition of ``flows`` (ids, any order) sending at ``rates`` (bit/s, one per
+        flow), or None. ``labels`` (``labels_of``) and ``label_set`` (their sorted bytes) may come computed
+        already."""
         flows = np.asarray(flows, dtype=np.int64)
         if labels is None:
             labels = self.labels_of(flows, rates)
@@ -86,8 +105,8 @@ class PatternLookup:
         stored = known[1]
         if stored is None:
             return None
-        value, positions = stored
-        return value, {i: order[p] for i, p in positions.items()}
+        value, positions, moved, state_int, state_float = stored
+        return Found(value, np.asarray(order, dtype=np.int64)[positions], moved, state_int, state_float)
 
     def labels_of(self, flows: np.ndarray, rates) -> np.ndarray:
         """The FCG vertex labels of ``flows`` at ``rates`` as int64 codes."""
@@ -98,8 +117,19 @@ class PatternLookup:
         """What a partition of ``layout`` (its flows in ``order``, its FCG ``graph`` under ``key``) finds stored,
         kept for the next partition of that layout."""
         found = self._stored(key, graph)
-        position = {f: i for i, f in enumerate(order)}
-        known = (key, None if found is None else (found[0], {i: position[f] for i, f in found[1].items()}))
+        stored = None
+        if found is not None:  # kept as arrays, made once per layout rather than at every hit
+            value, mapping = found
+            position = {f: i for i, f in enumerate(order)}
+            entries = value["flows"]
+            stored = (
+                value,
+                np.array([position[mapping[i]] for i in range(len(entries))], dtype=np.int64),
+                np.array([entry["bytes"] for entry in entries], dtype=np.int64),
+                np.array([entry["int"] for entry in entries], dtype=np.int64).reshape(len(entries), -1),
+                np.array([entry["float"] for entry in entries], dtype=np.float64).reshape(len(entries), -1),
+            )
+        known = (key, stored)
         self._layouts[layout] = known
         return known
 
