@@ -48,6 +48,13 @@ def store(lookup, flows, rates):
     lookup.store(np.array(flows), np.array([rates[f] for f in flows]), value(flows))
 
 
+def counted(monkeypatch, lookup, method: str) -> list:
+    """The calls of ``lookup``'s ``method`` from now on (it still runs)."""
+    calls, real = [], getattr(lookup, method)
+    monkeypatch.setattr(lookup, method, lambda *a: calls.append(a) or real(*a))
+    return calls
+
+
 def test_a_repeat_on_the_same_ports_is_found_without_hash_or_isomorphism(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     assert find(lookup, [0, 1, 2], rates) is None
@@ -83,9 +90,7 @@ def test_a_pattern_stored_twice_is_kept_once(lookup):
 def test_a_layout_known_to_find_an_entry_is_not_stored_again_and_builds_no_fcg(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     store(lookup, [0, 1, 2], rates)
-    graphs = []
-    real_graph = lookup.graph
-    monkeypatch.setattr(lookup, "graph", lambda *a: graphs.append(a) or real_graph(*a))
+    graphs = counted(monkeypatch, lookup, "graph")
     store(lookup, [3, 4, 5], rates)  # found stored through its FCG; its layout is kept as finding the entry
     assert len(graphs) == 1 and lookup.memo.inserts == 1
     store(lookup, [4, 5, 3], rates)
@@ -116,9 +121,7 @@ def test_paths_alike_in_length_but_sharing_differently_are_another_layout(lookup
 def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_stored(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     store(lookup, [0, 1, 2], rates)
-    layouts = []
-    real_layout = lookup._layout
-    monkeypatch.setattr(lookup, "_layout", lambda *a: layouts.append(a) or real_layout(*a))
+    layouts = counted(monkeypatch, lookup, "_layout")
     assert find(lookup, [3, 4, 5], {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
     assert find(lookup, [12, 13, 14], rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
