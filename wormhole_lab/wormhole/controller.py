@@ -184,7 +184,7 @@ class WormholeController:
             if skip is not None and skip.end > now:
                 self.ff.skip_back(part, now)
 
-    def _formed(self, part: int, now: int, horizon: int, looks: "Looks | None", i: int) -> None:
+    def _formed(self, part: int, now: int, horizon: int, looks: Looks | None, i: int) -> None:
         """A partition changed: take its transient from the memo DB, or start watching it for one (``looks``: what
         it reads, of the ``i``-th partition formed now)."""
         self._unwatch(part)
