@@ -63,7 +63,7 @@ def test_an_event_before_the_window_pops_first():
 
 
 def test_relink_after_edited_times_and_discarded_rows():
-    """What offset_partition (times moved, forward or back) and isolate_partition (rows dropped) do."""
+    """What offset_partitions (times moved, forward or back) and isolate_partition (rows dropped) do."""
     rng = np.random.default_rng(3)
     g = np.zeros(L.G_N, dtype=np.int64)
     events = wheel.new_events(g, 2048)
@@ -121,7 +121,7 @@ def test_events_scheduled_from_python_pop_as_if_pushed():
 
 
 def test_times_edited_in_place_pop_as_a_sort_would():
-    """What offset_partition does: ``pending_rows`` lists every pending event once (wheel, then overflow heap),
+    """What offset_partitions does: ``pending_rows`` lists every pending event once (wheel, then overflow heap),
     the heap's edited rows are requeued and the wheel's moved, forward and back, across the window's edge both
     ways, with the wheel's base moved on by earlier pops. The queue then pops as a sort of the edited times."""
     rng = np.random.default_rng(13)

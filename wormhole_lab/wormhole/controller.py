@@ -155,11 +155,12 @@ class WormholeController:
             self.ff.forget(part)
         formed = {part: i for i, part in enumerate(p for p in alive if self.partitions.changed_at(p) == now)}
         looks = self._looks(list(formed)) if formed and self.memo is not None and self.memo.usable else None
-        for part in alive:
-            if part in formed:
-                self._formed(part, now, horizon, looks, formed[part])
-            else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
-                self._unwatch(part)
+        with self.ff.batched():
+            for part in alive:
+                if part in formed:
+                    self._formed(part, now, horizon, looks, formed[part])
+                else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
+                    self._unwatch(part)
 
     def _looks(self, parts: list[int]) -> Looks:
         """What the lookups and watches of ``parts`` read, for all of them at once. Nothing the loop over them does
@@ -278,19 +279,20 @@ class WormholeController:
 
     def _fast_forward(self, horizon: int) -> None:
         parts, now = self.state.parts, int(self.state.g[L.G_NOW])
-        for part in np.flatnonzero(parts[:, L.PA_CANDIDATE]).tolist():
-            parts[part, L.PA_CANDIDATE] = 0
-            if not self.partitions.alive(part):
-                continue
-            self.ff.finish(part, now)
-            members, ports = self.partitions.members(part), self.partitions.ports(part)
-            settled = not self.ff.shares_disagree(np.array(members, dtype=np.int64))
-            if part in self.pending and settled:  # a transient whose shares still move has not ended
-                self._record(part, now, settled=True)
-            if settled and self.ff.try_skip(part, members, ports, now, horizon):
-                self.steady_entries += 1
-            else:
-                parts[part, L.PA_RETRY_AT] = now + self.retry_ps
+        with self.ff.batched():
+            for part in np.flatnonzero(parts[:, L.PA_CANDIDATE]).tolist():
+                parts[part, L.PA_CANDIDATE] = 0
+                if not self.partitions.alive(part):
+                    continue
+                self.ff.finish(part, now)
+                members, ports = self.partitions.members(part), self.partitions.ports(part)
+                settled = not self.ff.shares_disagree(np.array(members, dtype=np.int64))
+                if part in self.pending and settled:  # a transient whose shares still move has not ended
+                    self._record(part, now, settled=True)
+                if settled and self.ff.try_skip(part, members, ports, now, horizon):
+                    self.steady_entries += 1
+                else:
+                    parts[part, L.PA_RETRY_AT] = now + self.retry_ps
 
     def finish(self, now: int) -> None:
         for part in list(self.ff.active):
