@@ -1,7 +1,8 @@
 """FastForward's index of the known starts (the interrupts a skip must stop at) is built only for runs that skip;
 what a memo jump credits counts out the data a partition's queues hold; the compiled tests of shares and of
-contention behind a skip decision."""
+contention behind a skip decision; skips taken together shift as they would one by one."""
 
+import contextlib
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +13,7 @@ from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.wormhole import fastforward
 from wormhole_lab.wormhole.fastforward import _no_shared_data_port, _shares_disagree, unqueued_bytes
 
 
@@ -92,3 +94,19 @@ def test_data_paths_that_share_no_port_are_uncontended():
     fl, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 2]], [0, 0, 0])
     assert not _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
     assert _no_shared_data_port(fl, path_ports, np.arange(2), count)
+
+
+def test_skips_taken_at_one_stop_shift_in_one_pass_as_they_would_one_by_one(monkeypatch):
+    """Four 2-flow incasts on disjoint hosts start together and qualify together: their skips share passes over
+    the pending events, and the FCTs are those of shifting each partition alone."""
+    flows = make_flows([1, 2, 4, 5, 7, 8, 10, 11], [0, 0, 3, 3, 6, 6, 9, 9], [20_000_000] * 8, 0)
+    scenario = Scenario(leaf_spine(4, 2, 3), flows, preset("hp"), telemetry=Telemetry.off())
+    passes = []
+    real = fastforward.offset_partitions
+    monkeypatch.setattr(fastforward, "offset_partitions", lambda *a: passes.append(a) or real(*a))
+    batched = Simulation(scenario, mode="wormhole").run()
+    assert batched.attrs["skips"] > len(passes) > 0
+    monkeypatch.setattr(fastforward.FastForward, "batched", lambda self: contextlib.nullcontext())
+    alone = Simulation(scenario, mode="wormhole").run()
+    assert alone.attrs["skips"] == batched.attrs["skips"]
+    assert np.array_equal(alone["fct"].values, batched["fct"].values)
