@@ -225,8 +225,7 @@ class FastForward:
         # an array per skip cost O(flows) each time and kept ~0.4 MB per skip of GPT-175B alive in the log
         self._credit = np.zeros(len(flows), dtype=np.int64)
         self._shift = np.zeros(len(state.parts), dtype=np.int64)  # per partition id, the shift being applied, ps
-        self._shifts: list[tuple] = []  # (partition, shift, ports, flows, credits) waiting for the batch's end
-        self._shifting: set[int] = set()
+        self._shifts: dict[int, tuple] = {}  # partition -> (shift, ports, flows, credits) waiting for the batch's end
         self._batching = False
         self.ff_time = np.zeros(len(flows), dtype=np.int64)  # per flow, ps fast-forwarded
         self.memo_time = np.zeros(len(flows), dtype=np.int64)  # per flow, ps taken from the memo DB
@@ -413,11 +412,10 @@ class FastForward:
     def _offset(self, part: int, ports: np.ndarray, dt: int, flows: np.ndarray, credit: np.ndarray) -> None:
         """Shift the partition's events by ``dt``; its ``flows`` advance ``credit`` bytes and its ``ports`` carry
         them. Within ``batched()`` the shift waits for the others of the batch."""
-        if part in self._shifting:
+        if part in self._shifts:
             self._apply_shifts()  # shifts of one partition compose in order
         _shift_rings(self.state.fl, self.state.seq_ring, flows, credit)
-        self._shifts.append((part, dt, ports, flows, credit))
-        self._shifting.add(part)
+        self._shifts[part] = (dt, ports, flows, credit)
         if not self._batching:
             self._apply_shifts()
 
@@ -438,9 +436,9 @@ class FastForward:
         if not self._shifts:
             return
         s = self.state
-        parts, dts, ports, flows, credits = zip(*self._shifts, strict=True)
-        self._shifts, self._shifting = [], set()
-        parts = np.array(parts, dtype=np.int64)
+        parts = np.fromiter(self._shifts, dtype=np.int64, count=len(self._shifts))
+        dts, ports, flows, credits = zip(*self._shifts.values(), strict=True)
+        self._shifts = {}
         flows, credits = np.concatenate(flows), np.concatenate(credits)
         self._shift[parts] = dts
         self._credit[flows] = credits

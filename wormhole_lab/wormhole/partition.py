@@ -262,8 +262,9 @@ def _place(fl, pt, parts, path_ports, flow, part, port, free, listed, meta, log,
 
 
 @kernel
-def _members(flow, part, q, out):
-    n, g = 0, part[q, _HEAD]
+def _members(flow, part, q, out, n):
+    """Write partition ``q``'s flows to ``out`` from ``out[n]`` on; returns the end."""
+    g = part[q, _HEAD]
     while g >= 0:
         out[n] = g
         n += 1
@@ -276,11 +277,7 @@ def _members_of(flow, part, qs, out, offsets):
     n = 0
     for i in range(len(qs)):
         offsets[i] = n
-        g = part[qs[i], _HEAD]
-        while g >= 0:
-            out[n] = g
-            n += 1
-            g = flow[g, _NEXT]
+        n = _members(flow, part, qs[i], out, n)
     offsets[len(qs)] = n
     return n
 
@@ -344,11 +341,11 @@ class Partitions:
 
     def members(self, part: int) -> list[int]:
         """The flows of partition ``part``."""
-        return self._out_flows[: _members(self._flow, self._part, part, self._out_flows)].tolist()
+        return self._out_flows[: _members(self._flow, self._part, part, self._out_flows, 0)].tolist()
 
     def member_ids(self, part: int) -> np.ndarray:
         """The flows of partition ``part``, ascending."""
-        return np.sort(self._out_flows[: _members(self._flow, self._part, part, self._out_flows)])
+        return np.sort(self._out_flows[: _members(self._flow, self._part, part, self._out_flows, 0)])
 
     def members_of(self, parts: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The flows of each of ``parts`` at once, ascending within each: ``flows[offsets[i] : offsets[i + 1]]``."""
