@@ -97,24 +97,3 @@ def test_a_completion_marks_its_partition_as_possibly_split_at_the_first_complet
     stops, _ = run_collecting(state)
     assert stops == ["all_done"]
     assert state.parts[0, L.PA_LEFT_AT] == state.fl[0, L.FL_FINISH] < state.fl[1, L.FL_FINISH]
-
-
-def test_a_flow_moved_in_the_active_list_by_a_completion_takes_its_steady_test_rings_along():
-    """The rings of the active flow at position i are row i of rate_ring and seq_ring. Each flow's ring gets a mark in
-    a slot its few samples never reach; wherever completions move the flows, each finds its own mark."""
-    state = short_flows_state(eager=True, stagger_ps=0)
-    assert advance(state, 10**12) == "flow_event" and state.g[L.G_N_ACTIVE] == N_FLOWS
-    state.g[L.G_FLOW_LOG_N] = 0
-    last = state.rate_ring.shape[1] - 1
-    rows = state.fl[:, L.FL_ACTIVE_POS]
-    state.rate_ring[rows, last] = np.arange(N_FLOWS)
-    state.seq_ring[rows, last, 0] = np.arange(N_FLOWS)
-    moved = 0
-    while advance(state, 10**12) == "flow_event":
-        state.g[L.G_FLOW_LOG_N] = 0
-        active = state.active[: state.g[L.G_N_ACTIVE]]
-        assert (state.fl[active, L.FL_RING_N] < last).all()  # the marks were not overwritten by samples
-        np.testing.assert_array_equal(state.rate_ring[state.fl[active, L.FL_ACTIVE_POS], last], active)
-        np.testing.assert_array_equal(state.seq_ring[state.fl[active, L.FL_ACTIVE_POS], last, 0], active)
-        moved += (state.fl[active, L.FL_ACTIVE_POS] != active).sum()
-    assert moved > 0 and (state.fl[:, L.FL_RING_N] > 0).all()

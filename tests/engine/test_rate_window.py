@@ -26,23 +26,25 @@ def knobs(line_window=SHORT, cycles=0):
 
 
 def pushed(rates, window=WINDOW):
-    """A flow row and its ring after the samples ``rates`` (oldest first) came in, as the sampler writes them."""
+    """A flow's row, its slot's wide row and ring after the samples ``rates`` (oldest first) came in, as the
+    sampler writes them."""
     fl = np.zeros((1, L.FL_N), dtype=np.int64)
+    fw = np.zeros((1, L.FW_N), dtype=np.int64)
     ring = np.zeros((1, window))
     for rate in rates:
         pos = fl[0, L.FL_RING_POS]
-        _push_rate(fl, ring, 0, 0, pos, window, rate)
+        _push_rate(fl, fw, ring, 0, 0, pos, window, rate)
         fl[0, L.FL_RING_POS] = (pos + 1) % window
         fl[0, L.FL_RING_N] = min(fl[0, L.FL_RING_N] + 1, window)
-    return fl, ring
+    return fl, fw, ring
 
 
 def span(rates, target=LINE, cnp_pending=0, line_window=SHORT, cycles=0):
     """_steady_span of one flow whose newest samples are ``rates`` (oldest first) in a ring of WINDOW."""
-    fl, ring = pushed(rates)
+    fl, fw, ring = pushed(rates)
     fl[0, L.FL_MAX_RATE], fl[0, L.FL_TARGET], fl[0, L.FL_DEC_CNP] = LINE, target, cnp_pending
     ci, cf = knobs(line_window, cycles)
-    return _steady_span(fl, ci, cf, ring, 0, 0, min(len(rates), WINDOW))
+    return _steady_span(fl, fw, ci, cf, ring, 0, 0, min(len(rates), WINDOW))
 
 
 @pytest.mark.parametrize("window", [7, 50])
@@ -53,10 +55,10 @@ def test_the_windows_sums_and_extremes_kept_as_samples_come_are_those_of_the_win
     rates = rng.choice([40, 41, 42, 90], size=400) * 10**9 + rng.integers(0, 3, size=400) * 10**8
     half = window // 2
     for n in range(window, len(rates) + 1, 13):
-        fl, _ = pushed(rates[:n], window)
+        _, fw, _ = pushed(rates[:n], window)
         last = rates[n - window : n]
-        assert fl[0, L.FL_RING_OLDER] == last[:half].sum() and fl[0, L.FL_RING_NEWER] == last[window - half :].sum()
-        assert fl[0, L.FL_RING_LO] == last.min() and fl[0, L.FL_RING_HI] == last.max()
+        assert fw[0, L.FW_RING_OLDER] == last[:half].sum() and fw[0, L.FW_RING_NEWER] == last[window - half :].sum()
+        assert fw[0, L.FW_RING_LO] == last.min() and fw[0, L.FW_RING_HI] == last.max()
 
 
 def test_a_dcqcn_flow_pinned_at_line_rate_is_steady_after_the_short_window():
@@ -92,17 +94,18 @@ def cycled(periods, acked, now_after=100, skip_start=0, sent=0, cycles=3):
     ``acked`` bytes each (and its bytes in flight grew by ``sent`` each), ``now_after`` us into the cycle in
     progress, its partition last skipped at ``skip_start`` us."""
     fl = np.zeros((1, L.FL_N), dtype=np.int64)
+    fw = np.zeros((1, L.FW_N), dtype=np.int64)
     ff = np.zeros((1, L.FF_N))
     t, una = 1000 * US, 10**6
     for k, (period, nbytes) in enumerate(zip([0, *periods], [0, *acked], strict=True)):
         t, una = t + period * US, una + nbytes
         fl[0, L.FL_SND_UNA], fl[0, L.FL_SND_NXT] = una, una + k * sent
-        fl[0, L.FL_CYC_ROSE] = 1
-        _mark_cycle(fl, 0, t, 1.0, 2.0)  # a cut after a rise
+        fw[0, L.FW_CYC_ROSE] = 1
+        _mark_cycle(fl, fw, 0, 0, t, 1.0, 2.0)  # a cut after a rise
     parts = np.zeros((2, L.PA_N), dtype=np.int64)
     parts[0, L.PA_SKIP_START] = skip_start * US
     ci, cf = knobs(cycles=cycles)
-    return _cycle_span(fl, ff, ci, cf, parts, 0, t + now_after * US), ff[0, L.FF_GOODPUT]
+    return _cycle_span(fl, ff, fw, ci, cf, parts, 0, 0, t + now_after * US), ff[0, L.FF_GOODPUT]
 
 
 def test_a_dcqcn_flow_that_repeats_its_cycle_is_steady_at_the_goodput_of_whole_cycles():
@@ -130,11 +133,12 @@ def test_a_dcqcn_flow_whose_cycles_do_not_repeat_is_not_steady(periods, acked, k
 
 def test_a_burst_of_cuts_starts_one_cycle():
     fl = np.zeros((1, L.FL_N), dtype=np.int64)
-    fl[0, L.FL_CYC_ROSE] = 1
+    fw = np.zeros((1, L.FW_N), dtype=np.int64)
+    fw[0, L.FW_CYC_ROSE] = 1
     for t, (rate, previous) in enumerate([(5, 6), (4, 5), (3, 4), (4, 3), (4, 4), (3, 4)]):
-        _mark_cycle(fl, 0, t, rate, previous)
-    assert fl[0, L.FL_CYC_N] == 2
-    assert fl[0, L.FL_CYC_MARKS] == 0 and fl[0, L.FL_CYC_MARKS + 3] == 5
+        _mark_cycle(fl, fw, 0, 0, t, rate, previous)
+    assert fw[0, L.FW_CYC_N] == 2
+    assert fw[0, L.FW_CYC_MARKS] == 0 and fw[0, L.FW_CYC_MARKS + 3] == 5
 
 
 def run(flows, n_hosts, mode):

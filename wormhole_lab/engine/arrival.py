@@ -1,6 +1,6 @@
 """What happens when a packet reaches the far end of a link: switch forwarding, host receive, PFC."""
 
-from wormhole_lab.engine import qp
+from wormhole_lab.engine import qp, slots
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.jit import inlined_kernel
 from wormhole_lab.engine.layout import (
@@ -19,6 +19,7 @@ from wormhole_lab.engine.layout import (
     FL_RCV_NXT,
     FL_STATE,
     FS_ACTIVE,
+    FS_DONE,
     G_DROPS,
     G_PFC_COUNT,
     INT_MODE_HOPS,
@@ -133,7 +134,7 @@ def _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng,
 
 @inlined_kernel
 def _receive_ack(
-    g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
+    g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
 ):
     f = pk[k, PK_FLOW]
     if fl[f, FL_STATE] != FS_ACTIVE:
@@ -148,7 +149,9 @@ def _receive_ack(
     # RdmaHw::ReceiveAck runs the CC's ACK handler after QpComplete as well: on the ACK that completes an HPCC
     # QP the rate update's ChangeRate still moves the NIC's pending dequeue event (QbbNetDevice::UpdateNextAvail
     # cancels and reschedules it), which decides how that NIC's next send ties with other events of its ns
-    dispatch.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
+    dispatch.on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
+    if fl[f, FL_STATE] == FS_DONE:
+        slots.give_back(g, fl, fw, f)
     free(g, pk, k)
     # ... and triggers the NIC, completed or not
     dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
@@ -156,8 +159,8 @@ def _receive_ack(
 
 @inlined_kernel
 def handle(
-    g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset, children,
-    k, now,
+    g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
+    children, k, now,
 ):  # fmt: skip
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
@@ -169,6 +172,6 @@ def handle(
         _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
     else:
         _receive_ack(
-            g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, active, child_offset, children,
-            k, now,
+            g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, active, child_offset,
+            children, k, now,
         )  # fmt: skip

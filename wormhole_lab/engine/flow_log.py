@@ -11,7 +11,6 @@ be steady once the logged flows are placed.
 
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
-    FL_ACTIVE_POS,
     FL_APATH_BEGIN,
     FL_APATH_LEN,
     FL_EAGER,
@@ -26,7 +25,6 @@ from wormhole_lab.engine.layout import (
     G_FLOW_EVENT,
     G_FLOW_LOG_N,
     G_LOG_DUE,
-    G_N_ACTIVE,
     G_NOW,
     PA_LEFT_AT,
     PA_SKIP_END,
@@ -44,9 +42,8 @@ def _touches_skip(pt, parts, path_ports, begin, length, now):
 
 
 @kernel
-def record(g, pt, fl, parts, path_ports, flow_log, rate_ring, seq_ring):
-    """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now. A completion
-    moved the last active flow into the completed one's place: its steady-test rings move along (rate_window)."""
+def record(g, pt, fl, parts, path_ports, flow_log):
+    """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now."""
     f = g[G_FLOW_EVENT]
     now = g[G_NOW]
     g[G_FLOW_EVENT] = -1
@@ -63,12 +60,6 @@ def record(g, pt, fl, parts, path_ports, flow_log, rate_ring, seq_ring):
         ):
             return True
     else:
-        row, last = fl[f, FL_ACTIVE_POS], g[G_N_ACTIVE]
-        if row < last:  # element by element: the kernel runs without Numba's allocator, which a row copy needs
-            for i in range(rate_ring.shape[1]):
-                rate_ring[row, i] = rate_ring[last, i]
-                seq_ring[row, i, 0] = seq_ring[last, i, 0]
-                seq_ring[row, i, 1] = seq_ring[last, i, 1]
         p = fl[f, FL_PART]
         if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
             parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates

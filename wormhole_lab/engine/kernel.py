@@ -36,6 +36,7 @@ from wormhole_lab.engine.layout import (
     G_NOW,
     G_PFC_COUNT,
     G_SEQ,
+    G_SLOT_FREE_COUNT,
     G_TEL_ROW,
     G_VIOLATION,
     G_VIOLATION_AT,
@@ -70,7 +71,7 @@ def run_until(t, t_stop):
     With partitions on (CI_STEADY_INTERVAL > 0) it logs every flow start and completion (``flow_log``) and
     also returns when the layer above must take that log, and when a partition turns steady, so that the
     layer above can re-partition and fast-forward."""
-    g, events, pk, pt, ptf, nd, fl, ff = t.g, t.events, t.pk, t.pt, t.ptf, t.nd, t.fl, t.ff
+    g, events, pk, pt, ptf, nd, fl, ff, fw = t.g, t.events, t.pk, t.pt, t.ptf, t.nd, t.fl, t.ff, t.fw
     ci, cf, rng, port_qps, path_ports, pfc_log = t.ci, t.cf, t.rng, t.port_qps, t.path_ports, t.pfc_log
     tel_time, tel_port, tel_flow, sel_ports, sel_flows = t.tel_time, t.tel_port, t.tel_flow, t.sel_ports, t.sel_flows
     child_offset, children, active, parts = t.child_offset, t.children, t.active, t.parts
@@ -80,11 +81,7 @@ def run_until(t, t_stop):
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
-        if (
-            partitioned
-            and g[G_FLOW_EVENT] >= 0
-            and log_flow_event(g, pt, fl, parts, path_ports, flow_log, rate_ring, seq_ring)
-        ):
+        if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, parts, path_ports, flow_log):
             return STOP_FLOW_EVENT
         r = first(g, events)
         if g[G_LOG_DUE] and (r < 0 or events[r, E_TIME] > g[G_NOW]):
@@ -105,6 +102,7 @@ def run_until(t, t_stop):
             g[G_FREE_COUNT] < HEADROOM_PER_EVENT
             or free_rows(g, events) < HEADROOM_PER_EVENT
             or g[G_PFC_COUNT] + HEADROOM_PER_EVENT > pfc_log.shape[0]
+            or (g[G_SLOT_FREE_COUNT] == 0 and events[r, E_KIND] == EV_FLOW_START)
         ):
             return STOP_GROW
         if g[G_VIOLATION]:
@@ -123,8 +121,8 @@ def run_until(t, t_stop):
         g[G_EVENTS] += 1
         if kind == EV_ARRIVE:
             arrival.handle(
-                g, events, pk, pt, ptf, nd, fl, ff, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
-                children, a, now,
+                g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, pfc_log, active,
+                child_offset, children, a, now,
             )  # fmt: skip
         elif kind == EV_TX_DONE:
             pt[a, PT_TX_DONE_QUEUED] = 0
@@ -140,13 +138,13 @@ def run_until(t, t_stop):
                 # StartApplication), so a flow joins after the other events of its nanosecond
                 push(g, events, now, EV_FLOW_START, a, b + 1)
                 continue
-            port = qp.start(g, events, pt, fl, ff, port_qps, path_ports, ci, active, a, now)
+            port = qp.start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, a, now)
             dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
             sample(g, events, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
         elif kind == EV_STEADY_SAMPLE:
-            if steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
+            if steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, parts, now):
                 return STOP_STEADY
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow

@@ -33,7 +33,9 @@ G_OVERFLOW = 23  # events in the overflow heap, beyond the window
 G_EVENT_FREE = 24  # first free event row, -1 when none
 G_UNLINKED = 25  # 1 when Python scheduled events that wheel.link_scheduled must link in (wheel.schedule)
 G_MARKED = 26  # partitioned runs: 1 when a flow passed its FL_MARK since the layer above last looked
-G_N = 27
+G_SLOT_FREE = 27  # first free row of fw (the wide state of active flows), -1 when none
+G_SLOT_FREE_COUNT = 28
+G_N = 29
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -208,21 +210,28 @@ FL_PKTS_DELIVERED = 54
 FL_PKTS_DROPPED = 55
 FL_EAGER = 56  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
 FL_MARK = 57  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
-FL_HOP_BASE = 58  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
-FL_HOP_RC = FL_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
-FL_HOP_STAGE = FL_HOP_RC + INT_MAX_HOPS
-FL_CYC_ROSE = FL_HOP_STAGE + INT_MAX_HOPS  # DCQCN cycle test: 1 once the rate rose since its last cut
-FL_CYC_N = FL_CYC_ROSE + 1  # cycle starts (cuts after a rise) held, at most CYCLE_MARKS
-FL_CYC_POS = FL_CYC_N + 1  # next slot of the ring of cycle starts
-FL_CYC_STEADY = FL_CYC_POS + 1  # 1: FL_STEADY is the cycle test's verdict (shares hold over whole cycles)
-FL_CYC_MARKS = FL_CYC_STEADY + 1  # CYCLE_MARKS slots of (time, bytes acknowledged, bytes sent); see rate_window.py
+FL_CYC_STEADY = 58  # 1: FL_STEADY is the DCQCN cycle test's verdict (shares hold over whole cycles)
+FL_SLOT = 59  # row of the flow's wide state (fw, rate_ring, seq_ring) while it is active; -1 before and after
+FL_N = 60
+
+# --- the wide state of active flows: fw[slot, FW_*] (int64) ---
+# A slot is taken when a flow starts and given back when it completes, so these rows, and the steady test's
+# rings, follow the active set rather than the flow count (state.py grows the pool on demand).
+FW_NEXT_FREE = 0  # free slots are linked through this column
+FW_HOP_BASE = 1  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FW_HOP_RC = FW_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
+FW_HOP_STAGE = FW_HOP_RC + INT_MAX_HOPS
+FW_CYC_ROSE = FW_HOP_STAGE + INT_MAX_HOPS  # DCQCN cycle test: 1 once the rate rose since its last cut
+FW_CYC_N = FW_CYC_ROSE + 1  # cycle starts (cuts after a rise) held, at most CYCLE_MARKS
+FW_CYC_POS = FW_CYC_N + 1  # next slot of the ring of cycle starts
+FW_CYC_MARKS = FW_CYC_POS + 1  # CYCLE_MARKS slots of (time, bytes acknowledged, bytes sent); see rate_window.py
 CYCLE_MARKS = 4  # at most CYCLE_MARKS - 1 whole cycles in the DCQCN cycle test
 # the steady test's window, kept as samples come (the sums are exact: rates are whole bit/s, < 2**53 over a window)
-FL_RING_OLDER = FL_CYC_MARKS + 3 * CYCLE_MARKS  # sum of the window's older half of rate samples
-FL_RING_NEWER = FL_RING_OLDER + 1  # and of its newer half
-FL_RING_LO = FL_RING_NEWER + 1  # the window's lowest rate sample
-FL_RING_HI = FL_RING_LO + 1  # and its highest
-FL_N = FL_RING_HI + 1
+FW_RING_OLDER = FW_CYC_MARKS + 3 * CYCLE_MARKS  # sum of the window's older half of rate samples
+FW_RING_NEWER = FW_RING_OLDER + 1  # and of its newer half
+FW_RING_LO = FW_RING_NEWER + 1  # the window's lowest rate sample
+FW_RING_HI = FW_RING_LO + 1  # and its highest
+FW_N = FW_RING_HI + 1
 
 FF_ALPHA = 0  # DCQCN or DCTCP alpha
 FF_U = 1  # HPCC normalised utilisation (EWMA)

@@ -25,7 +25,6 @@ from wormhole_lab.engine.layout import (
     FL_APATH_BEGIN,
     FL_APATH_LEN,
     FL_HIGH_SEQ,
-    FL_HOP_BASE,
     FL_LAST_NACK,
     FL_LAST_PROGRESS,
     FL_LAST_UPDATE_SEQ,
@@ -37,9 +36,11 @@ from wormhole_lab.engine.layout import (
     FL_RCV_NXT,
     FL_SKIP_CURRENT,
     FL_SKIPPED_BYTES,
+    FL_SLOT,
     FL_SND_NXT,
     FL_SND_UNA,
     FL_TX_BYTES,
+    FW_HOP_BASE,
     G_NOW,
     G_PENDING,
     INT_FIELDS,
@@ -116,7 +117,7 @@ def _shift_event(events, pk, r, dt, adv):
 
 
 @kernel
-def offset_partitions(g, ci, events, pk, pt, fl, path_ports, shift, adv, ports, flows, scratch):
+def offset_partitions(g, ci, events, pk, pt, fl, fw, path_ports, shift, adv, ports, flows, scratch):
     """Shift every partition ``q`` with ``shift[q] != 0`` (its ``ports`` and ``flows``, those whose PT_PART and
     FL_PART it is) by ``shift[q]`` ps; flow f advances ``adv[f]`` bytes (whole packets), which its data and ACK ports
     are credited with on the wire. Partitions share no event, so several shift in one pass.
@@ -174,9 +175,10 @@ def offset_partitions(g, ci, events, pk, pt, fl, path_ports, shift, adv, ports, 
                 fl[f, c] += b
         for c in (FL_NEXT_AVAIL, FL_NACK_TIMER, FL_LAST_PROGRESS):
             fl[f, c] += dt
-        for h in range(INT_MAX_HOPS):
-            c = FL_HOP_BASE + h * INT_FIELDS + INT_TIME
-            fl[f, c] = (fl[f, c] + dt // 1000) & INT_TIME_MASK
+        s = fl[f, FL_SLOT]
+        for h in range(INT_MAX_HOPS if s >= 0 else 0):  # a flow that completed holds no hops
+            c = FW_HOP_BASE + h * INT_FIELDS + INT_TIME
+            fw[s, c] = (fw[s, c] + dt // 1000) & INT_TIME_MASK
 
 
 @kernel

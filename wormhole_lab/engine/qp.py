@@ -1,5 +1,6 @@
 """Queue-pair (flow) life cycle at the sender: start, acknowledgement, completion, go-back-N."""
 
+from wormhole_lab.engine import slots
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
@@ -40,8 +41,9 @@ from wormhole_lab.engine.wheel import push
 
 
 @kernel
-def start(g, events, pt, fl, ff, port_qps, path_ports, ci, active, f, now):
-    """The QP joins its NIC's round robin at line rate and the active list; returns the NIC port to kick."""
+def start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, f, now):
+    """The QP joins its NIC's round robin at line rate and the active list and takes a slot of wide state;
+    returns the NIC port to kick."""
     port = path_ports[fl[f, FL_PATH_BEGIN]]
     fl[f, FL_ACTIVE_POS] = g[G_N_ACTIVE]
     active[g[G_N_ACTIVE]] = f
@@ -52,7 +54,8 @@ def start(g, events, pt, fl, ff, port_qps, path_ports, ci, active, f, now):
     fl[f, FL_MAX_RATE] = pt[port, PT_RATE]
     fl[f, FL_NEXT_AVAIL] = now
     fl[f, FL_LAST_PROGRESS] = now
-    dispatch.init(fl, ff, ci, f)
+    slots.take(g, fl, fw, f)
+    dispatch.init(fl, ff, fw, ci, f)
     port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
     pt[port, PT_QP_COUNT] += 1
     if ci[CI_RTO] > 0:

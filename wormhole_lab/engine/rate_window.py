@@ -1,10 +1,10 @@
 """The steady-state test inside the kernel: a sliding window of each active flow's sending rate.
 
 Every ``CI_STEADY_INTERVAL`` the sending rate (what the CCA sets) and the bytes acknowledged and sent of
-every active flow go into per-flow rings of ``l`` samples: row ``FL_ACTIVE_POS`` of ``rate_ring`` and
-``seq_ring``, moved with the flow when a completion moves it in the active list (``flow_log.record``), so that
-the rows in use stay as few as the active flows (a row per flow id touched ~1.2 kB of fresh memory per flow,
-most of the sampler's cost on random short flows). A flow is steady when (max - min) / mean of its
+every active flow go into per-flow rings of ``l`` samples: row ``FL_SLOT`` of ``rate_ring`` and ``seq_ring``
+(slots.py), with the window's sums and the cycle marks in the same row of ``fw``, so that the rows in use stay
+as few as the active flows (a row per flow id touched ~1.2 kB of fresh memory per flow, most of the sampler's
+cost on random short flows). A flow is steady when (max - min) / mean of its
 rates is below theta, and its bytes in flight held still over the newer half of the window (a queue that
 fills or drains makes the goodput differ from what the flow sends). Under DCQCN (``CI_STEADY_LINE`` > 0)
 a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending;
@@ -27,25 +27,26 @@ from wormhole_lab.engine.layout import (
     CYCLE_MARKS,
     EV_STEADY_SAMPLE,
     FF_GOODPUT,
-    FL_CYC_MARKS,
-    FL_CYC_N,
-    FL_CYC_POS,
-    FL_CYC_ROSE,
     FL_CYC_STEADY,
     FL_DEC_CNP,
     FL_MAX_RATE,
     FL_PART,
     FL_RATE,
-    FL_RING_HI,
-    FL_RING_LO,
     FL_RING_N,
-    FL_RING_NEWER,
-    FL_RING_OLDER,
     FL_RING_POS,
+    FL_SLOT,
     FL_SND_NXT,
     FL_SND_UNA,
     FL_STEADY,
     FL_TARGET,
+    FW_CYC_MARKS,
+    FW_CYC_N,
+    FW_CYC_POS,
+    FW_CYC_ROSE,
+    FW_RING_HI,
+    FW_RING_LO,
+    FW_RING_NEWER,
+    FW_RING_OLDER,
     G_N_ACTIVE,
     PA_CANDIDATE,
     PA_CHANGED_AT,
@@ -68,8 +69,9 @@ def _wrap(k, window):
 
 
 @kernel
-def _steady_span(fl, ci, cf, rate_ring, f, row, n):
-    """Samples (the newest ones of ring ``row``) over which flow ``f``'s rate counts as steady, 0 when it does not."""
+def _steady_span(fl, fw, ci, cf, rate_ring, f, row, n):
+    """Samples (the newest ones of slot ``row``'s ring) over which flow ``f``'s rate counts as steady, 0 when it does
+    not."""
     window = ci[CI_STEADY_WINDOW]
     start = fl[f, FL_RING_POS]  # the oldest sample, once the ring is full
     line = ci[CI_STEADY_LINE]
@@ -87,8 +89,8 @@ def _steady_span(fl, ci, cf, rate_ring, f, row, n):
         return 0
     if n < window:
         return 0
-    lo, hi = float(fl[f, FL_RING_LO]), float(fl[f, FL_RING_HI])
-    older, newer = float(fl[f, FL_RING_OLDER]), float(fl[f, FL_RING_NEWER])
+    lo, hi = float(fw[row, FW_RING_LO]), float(fw[row, FW_RING_HI])
+    older, newer = float(fw[row, FW_RING_OLDER]), float(fw[row, FW_RING_NEWER])
     half = window // 2
     mean = (older + newer) / (2 * half)
     theta = cf[CF_THETA]
@@ -101,7 +103,7 @@ def _steady_span(fl, ci, cf, rate_ring, f, row, n):
 
 
 @kernel
-def _scan_window(fl, rate_ring, f, row, start, window):
+def _scan_window(fw, rate_ring, row, start, window):
     """The full window's half sums and extremes, read from its oldest sample (slot ``start``) on."""
     half = window // 2
     older, newer = 0, 0
@@ -115,11 +117,11 @@ def _scan_window(fl, rate_ring, f, row, start, window):
             older += r
         elif i >= window - half:
             newer += r
-    fl[f, FL_RING_OLDER], fl[f, FL_RING_NEWER], fl[f, FL_RING_LO], fl[f, FL_RING_HI] = older, newer, lo, hi
+    fw[row, FW_RING_OLDER], fw[row, FW_RING_NEWER], fw[row, FW_RING_LO], fw[row, FW_RING_HI] = older, newer, lo, hi
 
 
 @kernel
-def _push_rate(fl, rate_ring, f, row, pos, window, rate):
+def _push_rate(fl, fw, rate_ring, f, row, pos, window, rate):
     """Write ``rate`` into ring slot ``pos`` (the oldest sample once the ring is full) and keep the window's half
     sums and extremes up to date: a window of 50 read at every sample of every flow was most of the sampler's
     cost (MoE-32x22B on 1024 GPUs: ~200 us per 1 us sample, 900 flows)."""
@@ -127,46 +129,46 @@ def _push_rate(fl, rate_ring, f, row, pos, window, rate):
     if n < window:
         rate_ring[row, pos] = rate
         if n == window - 1:
-            _scan_window(fl, rate_ring, f, row, _wrap(pos + 1, window), window)
+            _scan_window(fw, rate_ring, row, _wrap(pos + 1, window), window)
         return
     half = window // 2
     gone = int(rate_ring[row, pos])
     moved_older = int(rate_ring[row, _wrap(pos + half, window)])  # chronologically the half-th: joins the older half
     left_newer = int(rate_ring[row, _wrap(pos + window - half, window)])  # the newer half's oldest, which leaves it
     rate_ring[row, pos] = rate
-    fl[f, FL_RING_OLDER] += moved_older - gone
-    fl[f, FL_RING_NEWER] += rate - left_newer
-    if gone == fl[f, FL_RING_LO] or gone == fl[f, FL_RING_HI]:
-        _scan_window(fl, rate_ring, f, row, _wrap(pos + 1, window), window)
+    fw[row, FW_RING_OLDER] += moved_older - gone
+    fw[row, FW_RING_NEWER] += rate - left_newer
+    if gone == fw[row, FW_RING_LO] or gone == fw[row, FW_RING_HI]:
+        _scan_window(fw, rate_ring, row, _wrap(pos + 1, window), window)
     else:
-        fl[f, FL_RING_LO] = min(fl[f, FL_RING_LO], rate)
-        fl[f, FL_RING_HI] = max(fl[f, FL_RING_HI], rate)
+        fw[row, FW_RING_LO] = min(fw[row, FW_RING_LO], rate)
+        fw[row, FW_RING_HI] = max(fw[row, FW_RING_HI], rate)
 
 
 @kernel
-def _mark_cycle(fl, f, now, rate, previous):
+def _mark_cycle(fl, fw, f, row, now, rate, previous):
     """DCQCN: record the start of a rate cycle, a cut after the rate rose (the cuts of one burst come every
     decrease check; the rate rises only on the RP timer, once the burst is over)."""
     if rate > previous:
-        fl[f, FL_CYC_ROSE] = 1
-    elif rate < previous and fl[f, FL_CYC_ROSE]:
-        fl[f, FL_CYC_ROSE] = 0
-        slot = FL_CYC_MARKS + 3 * fl[f, FL_CYC_POS]
-        fl[f, slot] = now
-        fl[f, slot + 1] = fl[f, FL_SND_UNA]
-        fl[f, slot + 2] = fl[f, FL_SND_NXT]
-        fl[f, FL_CYC_POS] = (fl[f, FL_CYC_POS] + 1) % CYCLE_MARKS
-        fl[f, FL_CYC_N] = min(fl[f, FL_CYC_N] + 1, CYCLE_MARKS)
+        fw[row, FW_CYC_ROSE] = 1
+    elif rate < previous and fw[row, FW_CYC_ROSE]:
+        fw[row, FW_CYC_ROSE] = 0
+        c = FW_CYC_MARKS + 3 * fw[row, FW_CYC_POS]
+        fw[row, c] = now
+        fw[row, c + 1] = fl[f, FL_SND_UNA]
+        fw[row, c + 2] = fl[f, FL_SND_NXT]
+        fw[row, FW_CYC_POS] = (fw[row, FW_CYC_POS] + 1) % CYCLE_MARKS
+        fw[row, FW_CYC_N] = min(fw[row, FW_CYC_N] + 1, CYCLE_MARKS)
 
 
 @kernel
-def _mark(fl, f, back):
+def _mark(fw, row, back):
     """Column of the cycle start ``back`` starts before the newest one (0: the newest)."""
-    return FL_CYC_MARKS + 3 * ((fl[f, FL_CYC_POS] - 1 - back) % CYCLE_MARKS)
+    return FW_CYC_MARKS + 3 * ((fw[row, FW_CYC_POS] - 1 - back) % CYCLE_MARKS)
 
 
 @kernel
-def _cycle_span(fl, ff, ci, cf, parts, f, now):
+def _cycle_span(fl, ff, fw, ci, cf, parts, f, row, now):
     """DCQCN below its line rate: samples over which the flow repeats one rate cycle, 0 when it does not.
 
     Over the last ``CI_STEADY_CYCLES`` whole cycles (cut to cut), each cycle's goodput must be within theta of
@@ -175,42 +177,43 @@ def _cycle_span(fl, ff, ci, cf, parts, f, now):
     have begun after the partition's last skip, since the marks do not move with it. Sets ``FF_GOODPUT`` to
     the goodput over those cycles."""
     cycles = ci[CI_STEADY_CYCLES]
-    if cycles == 0 or fl[f, FL_CYC_N] <= cycles:
+    if cycles == 0 or fw[row, FW_CYC_N] <= cycles:
         return 0
-    first, last = _mark(fl, f, cycles), _mark(fl, f, 0)
-    if fl[f, first] <= parts[fl[f, FL_PART], PA_SKIP_START]:
+    first, last = _mark(fw, row, cycles), _mark(fw, row, 0)
+    if fw[row, first] <= parts[fl[f, FL_PART], PA_SKIP_START]:
         return 0
     short, long = now, 0
     slow, fast = 1e300, 0.0
     for i in range(cycles):
-        a, b = _mark(fl, f, i + 1), _mark(fl, f, i)
-        period = fl[f, b] - fl[f, a]
-        goodput = (fl[f, b + 1] - fl[f, a + 1]) / period
+        a, b = _mark(fw, row, i + 1), _mark(fw, row, i)
+        period = fw[row, b] - fw[row, a]
+        goodput = (fw[row, b + 1] - fw[row, a + 1]) / period
         short, long = min(short, period), max(long, period)
         slow, fast = min(slow, goodput), max(fast, goodput)
-    elapsed = fl[f, last] - fl[f, first]
-    acked = fl[f, last + 1] - fl[f, first + 1]
-    sent = fl[f, last + 2] - fl[f, first + 2]
+    elapsed = fw[row, last] - fw[row, first]
+    acked = fw[row, last + 1] - fw[row, first + 1]
+    sent = fw[row, last + 2] - fw[row, first + 2]
     theta = cf[CF_THETA]
     if (
         (long - short) * cycles >= 2 * theta * elapsed
         or (fast - slow) * elapsed >= theta * acked
-        or now - fl[f, last] > long
+        or now - fw[row, last] > long
         or abs(sent - acked) > theta * acked + 2 * ci[CI_PAYLOAD]
     ):
         return 0
     ff[f, FF_GOODPUT] = acked / elapsed
-    return (now - fl[f, first]) // ci[CI_STEADY_INTERVAL] + 1
+    return (now - fw[row, first]) // ci[CI_STEADY_INTERVAL] + 1
 
 
 @kernel
-def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
-    """Push one sample into ring ``row`` and recompute the flow's steady verdict (FL_STEADY) and window goodput."""
+def _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, row, now):
+    """Push one sample into slot ``row``'s ring and recompute the flow's steady verdict (FL_STEADY) and window
+    goodput."""
     window = ci[CI_STEADY_WINDOW]
     pos = fl[f, FL_RING_POS]
     if ci[CI_STEADY_CYCLES] and fl[f, FL_RING_N] > 0:
-        _mark_cycle(fl, f, now, fl[f, FL_RATE], rate_ring[row, (pos - 1) % window])
-    _push_rate(fl, rate_ring, f, row, pos, window, fl[f, FL_RATE])
+        _mark_cycle(fl, fw, f, row, now, fl[f, FL_RATE], rate_ring[row, (pos - 1) % window])
+    _push_rate(fl, fw, rate_ring, f, row, pos, window, fl[f, FL_RATE])
     seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
     seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
     fl[f, FL_RING_POS] = _wrap(pos + 1, window)
@@ -218,7 +221,7 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
     fl[f, FL_RING_N] = n
     fl[f, FL_STEADY] = 0
     fl[f, FL_CYC_STEADY] = 0
-    span = _steady_span(fl, ci, cf, rate_ring, f, row, n)
+    span = _steady_span(fl, fw, ci, cf, rate_ring, f, row, n)
     if span > 0:
         # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
         # may still reflect the rate before the window began
@@ -232,13 +235,13 @@ def _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, row, now):
         if abs(sent - acked) <= cf[CF_THETA] * acked + 2 * ci[CI_PAYLOAD]:
             fl[f, FL_STEADY] = span
             return
-    span = _cycle_span(fl, ff, ci, cf, parts, f, now)
+    span = _cycle_span(fl, ff, fw, ci, cf, parts, f, row, now)
     fl[f, FL_STEADY] = span
     fl[f, FL_CYC_STEADY] = span > 0
 
 
 @kernel
-def steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts, now):
+def steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, parts, now):
     """Sample every active flow of a partition that is not being skipped; then ``mark_candidates``, when a flow is
     steady (without one no partition is a candidate, and short flows, as in random traffic, are never steady)."""
     steady = False
@@ -246,7 +249,7 @@ def steady_sample(g, events, fl, ff, ci, cf, rate_ring, seq_ring, active, parts,
         f = active[i]
         if parts[fl[f, FL_PART], PA_SKIP_END] <= now and fl[f, FL_SND_UNA] > 0:
             # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
-            _sample_flow(fl, ff, ci, cf, rate_ring, seq_ring, parts, f, i, now)
+            _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, fl[f, FL_SLOT], now)
         steady = steady or fl[f, FL_STEADY] > 0
     nxt = next_sample_time(g, events, now, ci[CI_STEADY_INTERVAL])
     if nxt >= 0:

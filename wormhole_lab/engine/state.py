@@ -27,6 +27,7 @@ PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports a
 
 INITIAL_PACKETS = 4096  # the tables start small and double on demand
 INITIAL_SPARE_EVENTS = 4096
+INITIAL_SLOTS = 1024  # rows of wide state for active flows, doubled when a start finds none free
 INITIAL_PFC_ROWS = 1024
 FLOW_LOG_ROWS = 16384  # a full flow log makes the kernel return, so this bounds the batch, not the run
 MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with a clear error
@@ -49,6 +50,7 @@ class EngineState:
     nd: np.ndarray
     fl: np.ndarray
     ff: np.ndarray
+    fw: np.ndarray  # [slot, FW_*] the wide state of active flows (slots.py); fl[f, FL_SLOT] is flow f's row
     port_qps: np.ndarray
     path_ports: np.ndarray
     ci: np.ndarray
@@ -64,8 +66,8 @@ class EngineState:
     children: np.ndarray
     active: np.ndarray  # ids of the active flows, first g[G_N_ACTIVE] entries
     parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions
-    rate_ring: np.ndarray  # [active position, l] recent sending rates for the steady-state test
-    seq_ring: np.ndarray  # [active position, l, 2] bytes acknowledged and bytes sent at the same samples
+    rate_ring: np.ndarray  # [slot, l] recent sending rates for the steady-state test
+    seq_ring: np.ndarray  # [slot, l, 2] bytes acknowledged and bytes sent at the same samples
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
 
     def arrays(self) -> "Tables":
@@ -114,12 +116,13 @@ class EngineState:
         ``eager`` (a boolean per flow); otherwise only when the log is full, a start touches a skipped
         partition, or a partition is steady."""
         n = self.fl.shape[0]
+        slots = self.fw.shape[0]
         self.parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
         self.parts[n, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
         self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
         self.fl[:, L.FL_EAGER] = np.asarray(eager, dtype=bool)
-        self.rate_ring = np.zeros((n, window), dtype=np.float64)
-        self.seq_ring = np.zeros((n, window, 2), dtype=np.int64)
+        self.rate_ring = np.zeros((slots, window), dtype=np.float64)
+        self.seq_ring = np.zeros((slots, window, 2), dtype=np.int64)
         self.ci[L.CI_STEADY_INTERVAL] = interval_ps
         self.ci[L.CI_STEADY_WINDOW] = window
         self.cf[L.CF_THETA] = theta
@@ -171,7 +174,14 @@ class EngineState:
                     "engine supports (shrink the scenario or enable PFC so buffers stay bounded)"
                 )
             self.pk = np.concatenate([self.pk, np.zeros_like(self.pk)])
-            _link_free(self.pk, old, 2 * old, self.g)
+            _link_free(self.pk, L.PK_NEXT, old, 2 * old, self.g, L.G_FREE_HEAD, L.G_FREE_COUNT)
+        if self.g[L.G_SLOT_FREE_COUNT] == 0:
+            self._check_cap(self.fw.nbytes + self.rate_ring.nbytes + self.seq_ring.nbytes, "pool of active flows")
+            old = self.fw.shape[0]
+            self.fw = np.concatenate([self.fw, np.zeros_like(self.fw)])
+            self.rate_ring = np.concatenate([self.rate_ring, np.zeros_like(self.rate_ring)])
+            self.seq_ring = np.concatenate([self.seq_ring, np.zeros_like(self.seq_ring)])
+            _link_free(self.fw, L.FW_NEXT_FREE, old, 2 * old, self.g, L.G_SLOT_FREE, L.G_SLOT_FREE_COUNT)
         if wheel.free_rows(self.g, self.events) < L.HEADROOM_PER_EVENT:
             if 2 * self.events.shape[0] > MAX_EVENTS:
                 raise ResourceLimitError(f"more than {MAX_EVENTS} pending events at t={self.now_ps} ps")
@@ -186,12 +196,13 @@ class EngineState:
 Tables = namedtuple("Tables", [f.name for f in fields(EngineState)])
 
 
-def _link_free(pk: np.ndarray, begin: int, end: int, g: np.ndarray) -> None:
-    """Put rows begin..end-1 at the front of the free list."""
-    pk[begin : end - 1, L.PK_NEXT] = np.arange(begin + 1, end)
-    pk[end - 1, L.PK_NEXT] = g[L.G_FREE_HEAD]
-    g[L.G_FREE_HEAD] = begin
-    g[L.G_FREE_COUNT] += end - begin
+def _link_free(table: np.ndarray, next_col: int, begin: int, end: int, g: np.ndarray, head: int, count: int) -> None:
+    """Put rows begin..end-1 of ``table`` (linked through ``next_col``) at the front of the free list whose
+    first row and length are ``g[head]`` and ``g[count]``."""
+    table[begin : end - 1, next_col] = np.arange(begin + 1, end)
+    table[end - 1, next_col] = g[head]
+    g[head] = begin
+    g[count] += end - begin
 
 
 def _int_config(cfg: EngineConfig, merge_tx_done: bool = True) -> np.ndarray:
@@ -337,6 +348,7 @@ def build_state(
     fl[:, L.FL_FINISH] = -1
     fl[:, L.FL_STARTED_AT] = -1
     fl[:, L.FL_PART] = -1
+    fl[:, L.FL_SLOT] = -1
     path_ports = np.concatenate([paths.data_ports, paths.ack_ports]).astype(np.int64)
 
     nic_port = path_ports[fl[:, L.FL_PATH_BEGIN]]
@@ -361,7 +373,10 @@ def build_state(
     wheel.schedule(g, events, flows.start_ps[order], L.EV_FLOW_START, order)
     g[L.G_FLOW_EVENT] = -1
     pk = np.zeros((INITIAL_PACKETS, L.PK_N), dtype=np.int64)
-    _link_free(pk, 0, pk.shape[0], g)
+    _link_free(pk, L.PK_NEXT, 0, pk.shape[0], g, L.G_FREE_HEAD, L.G_FREE_COUNT)
+    g[L.G_SLOT_FREE] = -1
+    fw = np.zeros((max(1, min(n_flows, INITIAL_SLOTS)), L.FW_N), dtype=np.int64)
+    _link_free(fw, L.FW_NEXT_FREE, 0, fw.shape[0], g, L.G_SLOT_FREE, L.G_SLOT_FREE_COUNT)
 
     return EngineState(
         g=g,
@@ -372,6 +387,7 @@ def build_state(
         nd=nd,
         fl=fl,
         ff=np.zeros((n_flows, L.FF_N)),
+        fw=fw,
         port_qps=np.zeros(max(n_flows, 1), dtype=np.int64),
         path_ports=path_ports,
         ci=_int_config(cfg, merge_tx_done),
@@ -387,7 +403,7 @@ def build_state(
         children=children,
         active=np.zeros(max(n_flows, 1), dtype=np.int64),
         parts=np.zeros((1, L.PA_N), dtype=np.int64),
-        rate_ring=np.zeros((n_flows, 1), dtype=np.float64),
-        seq_ring=np.zeros((n_flows, 1, 2), dtype=np.int64),
+        rate_ring=np.zeros((fw.shape[0], 1), dtype=np.float64),
+        seq_ring=np.zeros((fw.shape[0], 1, 2), dtype=np.int64),
         flow_log=np.zeros((1, L.FLOG_N), dtype=np.int64),
     )

@@ -135,8 +135,8 @@ def _shift_rings(fl, seq_ring, flows, credit):
     """The steady-test window lives in the partition's own (shifted) timeline: the sequence numbers of its
     samples move by each flow's ``credit`` too."""
     for i in range(len(flows)):
-        if credit[i] != 0:
-            row = fl[flows[i], L.FL_ACTIVE_POS]
+        row = fl[flows[i], L.FL_SLOT]
+        if credit[i] != 0 and row >= 0:  # a flow that completed holds no ring
             for j in range(seq_ring.shape[1]):
                 seq_ring[row, j, 0] += credit[i]
                 seq_ring[row, j, 1] += credit[i]
@@ -444,8 +444,8 @@ class FastForward:
         self._credit[flows] = credits
         scratch = np.empty(int(s.g[L.G_PENDING]), dtype=np.int64)
         offset_partitions(
-            s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.path_ports, self._shift, self._credit, np.concatenate(ports),
-            flows, scratch,
+            s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.fw, s.path_ports, self._shift, self._credit,
+            np.concatenate(ports), flows, scratch,
         )  # fmt: skip
         self._credit[flows] = 0
         self._shift[parts] = 0

@@ -6,12 +6,12 @@ from wormhole_lab.engine.layout import CC_DCQCN, CC_DCTCP, CC_HPCC, CC_TIMELY, C
 
 
 @kernel
-def init(fl, ff, ci, f):
+def init(fl, ff, fw, ci, f):
     cc = ci[CI_CC]
     if cc == CC_DCQCN:
         dcqcn.init(fl, ff, f)
     elif cc == CC_HPCC:
-        hpcc.init(fl, ff, f)
+        hpcc.init(fl, ff, fw, f)
     elif cc == CC_TIMELY:
         timely.init(fl, ff, f)
     elif cc == CC_DCTCP:
@@ -19,13 +19,13 @@ def init(fl, ff, ci, f):
 
 
 @kernel
-def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
     """ACK (or NACK) ``k`` of flow ``f`` reached its sender."""
     cc = ci[CI_CC]
     if cc == CC_DCQCN:
         dcqcn.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
     elif cc == CC_HPCC:
-        hpcc.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
+        hpcc.on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
     elif cc == CC_TIMELY:
         timely.on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now)
     elif cc == CC_DCTCP:

@@ -23,15 +23,16 @@ from wormhole_lab.engine.layout import (
     FF_U,
     FL_BASE_RTT,
     FL_CUR_RATE,
-    FL_HOP_BASE,
-    FL_HOP_RC,
-    FL_HOP_STAGE,
     FL_LAST_UPDATE_SEQ,
     FL_MAX_RATE,
     FL_RATE,
+    FL_SLOT,
     FL_SND_NXT,
     FL_STAGE,
     FL_WIN,
+    FW_HOP_BASE,
+    FW_HOP_RC,
+    FW_HOP_STAGE,
     INT_BYTE_UNIT,
     INT_BYTES,
     INT_BYTES_MASK,
@@ -50,15 +51,16 @@ from wormhole_lab.engine.nic import change_rate
 
 
 @kernel
-def init(fl, ff, f):
+def init(fl, ff, fw, f):
+    s = fl[f, FL_SLOT]
     fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
     fl[f, FL_STAGE] = 0
     fl[f, FL_LAST_UPDATE_SEQ] = 0
     ff[f, FF_U] = 1.0
     for h in range(INT_MAX_HOPS):
         ff[f, FF_HOP_U + h] = 1.0
-        fl[f, FL_HOP_RC + h] = fl[f, FL_RATE]
-        fl[f, FL_HOP_STAGE + h] = 0
+        fw[s, FW_HOP_RC + h] = fl[f, FL_RATE]
+        fw[s, FW_HOP_STAGE + h] = 0
 
 
 @kernel
@@ -76,14 +78,15 @@ def _next_rate(fl, ci, cf, f, reference_rate, stage, u):
 
 
 @kernel
-def _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, fast):
+def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
     """UpdateRateHp: ``fast`` applies the tentative rate without committing R_c."""
+    s = fl[f, FL_SLOT]
     next_seq = fl[f, FL_SND_NXT]
     nhop = pk[k, PK_INT_NHOP]
     if fl[f, FL_LAST_UPDATE_SEQ] == 0:  # first ACK: only remember the hops
         fl[f, FL_LAST_UPDATE_SEQ] = next_seq
         for i in range(min(nhop, INT_MAX_HOPS) * INT_FIELDS):
-            fl[f, FL_HOP_BASE + i] = pk[k, PK_INT_BASE + i]
+            fw[s, FW_HOP_BASE + i] = pk[k, PK_INT_BASE + i]
         return
     if nhop <= INT_MAX_HOPS:
         multi = ci[CI_INT_MULTI]
@@ -93,16 +96,16 @@ def _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, fast):
         updated = 0  # bit h set when hop h gave a sample
         for h in range(nhop):
             new = PK_INT_BASE + h * INT_FIELDS
-            old = FL_HOP_BASE + h * INT_FIELDS
+            old = FW_HOP_BASE + h * INT_FIELDS
             qlen = pk[k, new + INT_QLEN] * INT_QLEN_UNIT * multi
             if ci[CI_SAMPLE_FEEDBACK] and fast and qlen == 0:
                 continue
-            tau = (pk[k, new + INT_TIME] - fl[f, old + INT_TIME]) & INT_TIME_MASK
-            bytes_delta = ((pk[k, new + INT_BYTES] - fl[f, old + INT_BYTES]) & INT_BYTES_MASK) * INT_BYTE_UNIT * multi
+            tau = (pk[k, new + INT_TIME] - fw[s, old + INT_TIME]) & INT_TIME_MASK
+            bytes_delta = ((pk[k, new + INT_BYTES] - fw[s, old + INT_BYTES]) & INT_BYTES_MASK) * INT_BYTE_UNIT * multi
             line_rate = pk[k, new + INT_RATE]
             if tau > 0:  # two samples in the same nanosecond carry no rate (the reference would divide by 0)
                 updated |= 1 << h
-                old_qlen = fl[f, old + INT_QLEN] * INT_QLEN_UNIT * multi
+                old_qlen = fw[s, old + INT_QLEN] * INT_QLEN_UNIT * multi
                 tx_rate = bytes_delta * 8 / (tau * 1e-9)
                 u = tx_rate / line_rate + min(qlen, old_qlen) * fl[f, FL_MAX_RATE] / line_rate / fl[f, FL_WIN]
                 if not ci[CI_MULTI_RATE]:
@@ -113,7 +116,7 @@ def _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, fast):
                     t = min(tau, base_rtt)
                     ff[f, FF_HOP_U + h] = (ff[f, FF_HOP_U + h] * (base_rtt - t) + u * t) / base_rtt
             for c in range(INT_FIELDS):
-                fl[f, old + c] = pk[k, new + c]
+                fw[s, old + c] = pk[k, new + c]
         if updated:
             if not ci[CI_MULTI_RATE]:
                 dt = min(widest_dt, base_rtt)
@@ -125,13 +128,13 @@ def _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, fast):
                 for h in range(nhop):
                     if updated & (1 << h):
                         rate_h, stage_h = _next_rate(
-                            fl, ci, cf, f, fl[f, FL_HOP_RC + h], fl[f, FL_HOP_STAGE + h], ff[f, FF_HOP_U + h]
+                            fl, ci, cf, f, fw[s, FW_HOP_RC + h], fw[s, FW_HOP_STAGE + h], ff[f, FF_HOP_U + h]
                         )
                         if not fast:
-                            fl[f, FL_HOP_RC + h] = rate_h
-                            fl[f, FL_HOP_STAGE + h] = stage_h
+                            fw[s, FW_HOP_RC + h] = rate_h
+                            fw[s, FW_HOP_STAGE + h] = stage_h
                     else:
-                        rate_h = fl[f, FL_HOP_RC + h]
+                        rate_h = fw[s, FW_HOP_RC + h]
                     new_rate = min(new_rate, rate_h)
             change_rate(g, events, pt, fl, ci, f, new_rate, now)
             if not fast:
@@ -142,8 +145,8 @@ def _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, fast):
 
 
 @kernel
-def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
     if pk[k, PK_SEQ] > fl[f, FL_LAST_UPDATE_SEQ]:
-        _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, False)
+        _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, False)
     elif ci[CI_FAST_REACT]:
-        _update(g, events, pk, pt, fl, ff, ci, cf, f, k, now, True)
+        _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, True)

@@ -1,0 +1,106 @@
+"""The pool of wide-state rows active flows hold: taken at a start, given back at the completion, grown on demand."""
+
+import numpy as np
+import pytest
+
+from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import state as engine_state
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.engine.runner import advance
+from wormhole_lab.engine.slots import give_back, take
+from wormhole_lab.simulation import Scenario, Simulation, prepare
+from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.builders import star
+from wormhole_lab.workload.flows import make_flows
+
+N = 6
+
+
+def incast(stagger_ps=0, size=200_000, cca="hp"):
+    """Six flows into host 0, started ``stagger_ps`` apart."""
+    hosts = np.arange(1, N + 1)
+    flows = make_flows(hosts, np.zeros(N, dtype=int), np.full(N, size), (hosts - 1) * stagger_ps)
+    return Scenario(star(N + 1), flows, preset(cca), telemetry=Telemetry.off())
+
+
+def chain(n=40, size=50_000):
+    """``n`` flows between two hosts, each waiting for the one before: one is active at a time."""
+    return Scenario(
+        star(3),
+        make_flows([1] * n, [2] * n, [size] * n, 0, deps=[()] + [(i,) for i in range(n - 1)]),
+        preset("hp"),
+        telemetry=Telemetry.off(),
+    )
+
+
+def check_slots(state):
+    """Active flows hold distinct slots, the others none, and every other slot is on the free list."""
+    fl, g = state.fl, state.g
+    active = state.active[: g[L.G_N_ACTIVE]]
+    held = fl[active, L.FL_SLOT]
+    assert (held >= 0).all() and len(np.unique(held)) == len(held)
+    others = np.setdiff1d(np.arange(len(fl)), active)
+    assert (fl[others, L.FL_SLOT] == -1).all()
+    free, s = [], g[L.G_SLOT_FREE]
+    while s >= 0:
+        free.append(s)
+        s = state.fw[s, L.FW_NEXT_FREE]
+    assert len(free) == g[L.G_SLOT_FREE_COUNT] == len(state.fw) - len(held)
+    assert not set(free) & set(held.tolist())
+
+
+@pytest.mark.parametrize("cca", ["hp", "dcqcn"])
+def test_a_pool_that_must_grow_mid_run_gives_the_fcts_of_one_large_enough_from_the_start(monkeypatch, cca):
+    roomy = Simulation(incast(stagger_ps=2_000_000, cca=cca)).run()
+    monkeypatch.setattr(engine_state, "INITIAL_SLOTS", 2)
+    state = prepare(incast(stagger_ps=2_000_000, cca=cca)).state
+    assert len(state.fw) == 2
+    while advance(state, state.now_ps + 1_000_000) != "all_done":  # advance grows the pool when it must
+        check_slots(state)
+    assert len(state.fw) == 8  # grown twice, to hold six at once
+    np.testing.assert_array_equal(state.fl[:, L.FL_FINISH] - state.fl[:, L.FL_START], roomy["fct"].values)
+
+
+def test_flows_that_run_one_after_another_reuse_one_slot(monkeypatch):
+    monkeypatch.setattr(engine_state, "INITIAL_SLOTS", 1)
+    ds = Simulation(chain()).run()
+    assert (ds["fct"].values > 0).all()
+    state = prepare(chain()).state
+    while advance(state, state.now_ps + 500_000) != "all_done":
+        check_slots(state)
+    assert len(state.fw) == 1  # never grown: a start finds the slot its predecessor gave back
+
+
+def test_each_active_flow_keeps_its_own_steady_test_rings_while_others_complete():
+    """The rings are the rows of the flows' slots: a mark in a ring cell the few samples never reach stays with
+    its flow, wherever completions free and hand out other slots."""
+    state = prepare(incast(size=20_000)).state
+    state.attach_partitions(1_000_000, 50, 0.05, np.ones(N, dtype=bool))
+    assert advance(state, 10**12) == "flow_event"
+    while state.g[L.G_N_ACTIVE] < N:
+        state.g[L.G_FLOW_LOG_N] = 0
+        assert advance(state, 10**12) == "flow_event"
+    last = state.rate_ring.shape[1] - 1
+    state.rate_ring[state.fl[:, L.FL_SLOT], last] = np.arange(N)
+    completions = 0
+    while advance(state, 10**12) == "flow_event":
+        state.g[L.G_FLOW_LOG_N] = 0
+        active = state.active[: state.g[L.G_N_ACTIVE]]
+        assert (state.fl[active, L.FL_RING_N] < last).all()  # the marks were not overwritten by samples
+        np.testing.assert_array_equal(state.rate_ring[state.fl[active, L.FL_SLOT], last], active)
+        check_slots(state)
+        completions += 1
+    assert completions >= N - 1 and (state.fl[:, L.FL_RING_N] > 0).all()
+
+
+def test_a_slot_is_handed_out_clean():
+    """A start finds its slot as a fresh row would be: what the last holder left (HPCC's hop records, the cycle
+    marks) is gone, so a reused slot gives the results of a new one."""
+    state = prepare(incast()).state
+    s = state.g[L.G_SLOT_FREE]
+    state.fw[s, 1:] = 7
+    take(state.g, state.fl, state.fw, 3)
+    assert state.fl[3, L.FL_SLOT] == s and not state.fw[s].any()
+    give_back(state.g, state.fl, state.fw, 3)
+    assert state.fl[3, L.FL_SLOT] == -1 and state.g[L.G_SLOT_FREE] == s
+    check_slots(state)
