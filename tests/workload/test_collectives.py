@@ -174,3 +174,26 @@ def test_rank_clock_carries_compute_past_empty_collectives():
     assert (t.gap_ps[:2] == 100).all()
     assert clock.gap[0] == 0 and clock.gap[2] == 100
     assert np.all(np.isin(np.concatenate([clock.deps[0], clock.deps[1]]), np.arange(len(t))))
+
+
+@pytest.mark.parametrize("fn", [ring_allreduce, ring_allgather, ring_reducescatter])
+@pytest.mark.parametrize("n, size, chunk", [(2, 10, None), (4, 4097, None), (4, 1000, 100), (5, 999, 7), (3, 9, 1)])
+def test_a_ring_made_as_arrays_is_the_ring_made_piece_by_piece(monkeypatch, fn, n, size, chunk):
+    """Where no piece is empty the ring is made as arrays; the piece-by-piece builder it stands in for gives the
+    same flows, dependencies, gaps and done ids (after deps and unequal gaps included)."""
+    from wormhole_lab.workload import collectives
+
+    def made(builder_of_ring):
+        monkeypatch.setattr(collectives, "_ring_of_flows", builder_of_ring)
+        b = FlowBuilder()
+        before = send_recv(b, 0, 1, 10, gap_ps=5)
+        gaps = dict.fromkeys(range(n), 3) | {0: 7}
+        done = fn(b, list(range(n)), size, after={0: before[0], 1: before[1]}, gap_ps=gaps, chunk_bytes=chunk)
+        table = b.build()
+        return done, [table.deps(i).tolist() for i in range(len(table))], table
+
+    arrays = made(collectives._ring_of_flows)
+    pieces = made(collectives._ring_by_pieces)
+    assert arrays[0] == pieces[0] and arrays[1] == pieces[1]
+    for column in ("src", "dst", "size", "gap_ps", "phase"):
+        np.testing.assert_array_equal(getattr(arrays[2], column), getattr(pieces[2], column))

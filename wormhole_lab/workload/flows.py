@@ -123,6 +123,18 @@ class FlowBuilder:
         self._phase.append(phase)
         return len(self._src) - 1
 
+    def add_many(self, src, dst, size, deps: list, gap_ps, phase: str) -> int:
+        """Append flows from arrays (``deps``: a tuple of ints per flow); returns the first one's id."""
+        first = len(self._src)
+        self._src.extend(np.asarray(src, dtype=np.int64).tolist())
+        self._dst.extend(np.asarray(dst, dtype=np.int64).tolist())
+        self._size.extend(np.asarray(size, dtype=np.int64).tolist())
+        self._start.extend([0] * len(deps))
+        self._deps.extend(deps)
+        self._gap.extend(np.asarray(gap_ps, dtype=np.int64).tolist())
+        self._phase.extend([phase] * len(deps))
+        return first
+
     def build(self, tail_ps: int = 0) -> FlowTable:
         return make_flows(
             self._src,
