@@ -19,7 +19,6 @@ from wormhole_lab.engine.layout import (
     FL_RCV_NXT,
     FL_STATE,
     FS_ACTIVE,
-    FS_DONE,
     G_DROPS,
     G_PFC_COUNT,
     INT_MODE_HOPS,
@@ -140,7 +139,8 @@ def _receive_ack(
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
         return
-    if qp.acknowledge(fl, f, pk[k, PK_SEQ], now):
+    completed = qp.acknowledge(fl, f, pk[k, PK_SEQ], now)
+    if completed:
         qp.complete(g, events, fl, active, child_offset, children, f, now)
     elif pk[k, PK_KIND] == KIND_NACK:
         qp.go_back(fl, f)
@@ -150,7 +150,7 @@ def _receive_ack(
     # QP the rate update's ChangeRate still moves the NIC's pending dequeue event (QbbNetDevice::UpdateNextAvail
     # cancels and reschedules it), which decides how that NIC's next send ties with other events of its ns
     dispatch.on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
-    if fl[f, FL_STATE] == FS_DONE:
+    if completed:
         slots.give_back(g, fl, fw, f)
     free(g, pk, k)
     # ... and triggers the NIC, completed or not

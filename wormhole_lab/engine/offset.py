@@ -176,9 +176,10 @@ def offset_partitions(g, ci, events, pk, pt, fl, fw, path_ports, shift, adv, por
         for c in (FL_NEXT_AVAIL, FL_NACK_TIMER, FL_LAST_PROGRESS):
             fl[f, c] += dt
         s = fl[f, FL_SLOT]
-        for h in range(INT_MAX_HOPS if s >= 0 else 0):  # a flow that completed holds no hops
-            c = FW_HOP_BASE + h * INT_FIELDS + INT_TIME
-            fw[s, c] = (fw[s, c] + dt // 1000) & INT_TIME_MASK
+        if s >= 0:  # a flow that completed holds no hops
+            for h in range(INT_MAX_HOPS):
+                c = FW_HOP_BASE + h * INT_FIELDS + INT_TIME
+                fw[s, c] = (fw[s, c] + dt // 1000) & INT_TIME_MASK
 
 
 @kernel

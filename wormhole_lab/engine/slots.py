@@ -17,7 +17,6 @@ def take(g, fl, fw, f):
     for c in range(fw.shape[1]):
         fw[s, c] = 0
     fl[f, FL_SLOT] = s
-    return s
 
 
 @kernel

@@ -158,10 +158,9 @@ def _ring_of_flows(builder, ranks, chunks, m, start, phase, steps) -> Done:
     waits for the same deps as there."""
     n, n_steps = len(ranks), len(steps)
     index = np.arange(n)
-    chunks = np.asarray(chunks, dtype=np.int64)
-    sizes = [np.asarray(split_bytes(c, m), dtype=np.int64) for c in chunks.tolist()]  # by chunk, m pieces each
+    pieces = np.array([split_bytes(c, m) for c in chunks], dtype=np.int64)  # [chunk, piece] bytes
     chunk = np.concatenate([np.asarray(chunk_of(index, k)) for k, chunk_of in enumerate(steps)])
-    size = np.stack(sizes)[chunk].ravel()
+    size = pieces[chunk].ravel()
     sender = np.repeat(np.tile(np.asarray(ranks, dtype=np.int64), n_steps), m)
     receiver = np.repeat(np.tile(np.roll(np.asarray(ranks, dtype=np.int64), -1), n_steps), m)
     first = len(builder)
