@@ -14,7 +14,15 @@ from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole import fastforward
-from wormhole_lab.wormhole.fastforward import _no_shared_data_port, _shares_disagree, unqueued_bytes
+from wormhole_lab.wormhole.fastforward import (
+    FastForward,
+    _has_room,
+    _no_shared_data_port,
+    _queued_on_paths,
+    _shares_disagree,
+    unqueued_bytes,
+)
+from wormhole_lab.wormhole.settings import WormholeConfig
 
 
 def index_built(scenario) -> tuple[bool, int]:
@@ -51,6 +59,38 @@ def test_unqueued_bytes_leave_out_the_data_in_the_given_ports_queues_only():
     fl[[3, 7], L.FL_SND_NXT] = 10_000, 20_000
     state = SimpleNamespace(pt=pt, pk=pk, fl=fl)
     assert unqueued_bytes(state, np.array([3, 7]), [1, 0]).tolist() == [8_500, 19_000]
+    # over their own data paths (flow 3 crosses ports 0 and 1, flow 7 ports 2 and 0): every queue they are in
+    fl[3, L.FL_PATH_BEGIN], fl[3, L.FL_PATH_LEN], fl[7, L.FL_PATH_BEGIN], fl[7, L.FL_PATH_LEN] = 0, 2, 2, 2
+    seen, touched, queued = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.int64)
+    _queued_on_paths(fl, pt, pk, np.array([0, 1, 2, 0]), np.array([3, 7]), seen, touched, queued)
+    assert queued.tolist() == [1_500, 2_000] and not seen.any()
+
+
+def test_what_a_look_counts_out_of_the_queues_is_what_all_the_ports_queues_hold(tmp_path, monkeypatch):
+    """At every look of a memo run of two incasts, the flows' data-path queues hold all their queued data."""
+    flows = make_flows([1, 2, 3, 5, 6], [0, 0, 0, 4, 4], [3_000_000] * 5, [0, 0, 20_000_000, 0, 5_000_000])
+    scenario = Scenario(leaf_spine(4, 2, 2), flows, preset("hp"), telemetry=Telemetry.off(),
+                        wormhole=WormholeConfig(memo=str(tmp_path / "memo.sqlite")))  # fmt: skip
+    real, queued = FastForward.unqueued, []
+
+    def checked(self, flows):
+        ours = real(self, flows)
+        every = unqueued_bytes(self.state, flows, np.arange(len(self.state.pt)))
+        assert ours.tolist() == every.tolist()
+        queued.append((self.state.fl[flows, L.FL_SND_NXT] - ours).sum())
+        return ours
+
+    monkeypatch.setattr(FastForward, "unqueued", checked)
+    Simulation(scenario, mode="wormhole").run()
+    assert len(queued) > 2 and max(queued) > 0
+
+
+def test_a_stored_transient_fits_only_flows_with_room_for_its_bytes_and_their_last_packets():
+    fl = np.zeros((2, L.FL_N), dtype=np.int64)
+    fl[:, L.FL_SIZE], fl[:, L.FL_SND_NXT] = 100_000, [10_000, 50_000]
+    flows = np.array([0, 1])
+    assert _has_room(fl, flows, np.array([86_000, 46_000]), 4_000)
+    assert not _has_room(fl, flows, np.array([86_000, 46_001]), 4_000)
 
 
 def three_flows(paths, goodput, cycled=(0, 0, 0)):

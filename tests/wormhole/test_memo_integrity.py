@@ -7,6 +7,7 @@ stay within 1 % of it when only single entries are skipped (hits on entries stor
 itself are allowed and are what the 1 % is for).
 """
 
+import json
 import multiprocessing
 import random
 import sqlite3
@@ -186,6 +187,30 @@ def test_entries_of_another_engine_version_are_skipped(scenario, memo_off, good_
     assert any("engine version 0.0.0-other" in text for text in said), said
     assert ds.attrs["memo_usable"] == 1 and ds.attrs["memo_bad_entries"] > 0
     assert np.abs(ds["fct"].values / memo_off - 1).max() < 0.01
+
+
+def test_an_entry_with_a_valid_checksum_but_cca_state_of_another_shape_stops_the_run_with_its_file(
+    scenario, good_db, tmp_path
+):
+    """A row rewritten with one CCA value too few per flow and its checksum made anew: the compiled restore does
+    not check bounds, so the run says which file holds it rather than writing past a flow's row."""
+    path = write(tmp_path, good_db)
+    conn = sqlite3.connect(path)
+    for row_id, fingerprint, key, graph, value, version in conn.execute(
+        "SELECT id, fingerprint, fcg_key, graph, value, engine_version FROM entries"
+    ).fetchall():
+        value = json.loads(value)
+        for entry in value["flows"]:
+            entry["int"] = entry["int"][:-1]
+        value = json.dumps(value)
+        conn.execute(
+            "UPDATE entries SET value = ?, checksum = ? WHERE id = ?",
+            (value, _checksum(fingerprint, key, graph, value, version), row_id),
+        )
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match=f"memo DB {path}: an entry holds CCA state of shape"):
+        run_with_memo(scenario, str(path))
 
 
 # --- locked by another writer -----------------------------------------------------------------------------

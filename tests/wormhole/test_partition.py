@@ -104,3 +104,24 @@ def test_a_flow_that_came_and_went_restarts_the_partitions_it_touched_and_holds_
     assert touched == [state.fl[0, L.FL_PART]] and parts.changed_at(touched[0]) == 9
     assert state.parts[touched[0], L.PA_CHANGED_AT] == 9 and state.fl[1, L.FL_PART] == -1
     assert counts.tolist() == [2, 2]
+
+
+def test_a_flow_log_s_kinds_tell_the_flows_that_came_and_went_within_it():
+    state = fake_state([[0], [1], [2]], [[], [], []], 3)
+    parts = Partitions(state)
+    # 1 starts and completes within the log, 2 only starts; a start and a completion of 0 make it one that came and
+    # went too, whichever row comes first
+    flows = np.array([0, 1, 2, 1, 0], dtype=np.int64)
+    started = np.array([0, 1, 1, 0, 1], dtype=np.int64)
+    kinds = parts.kinds(flows, started)
+    assert kinds.tolist() == [PASSED_COMPLETION, PASSED_START, START, PASSED_COMPLETION, PASSED_START]
+    assert parts.kinds(np.array([2, 1]), np.array([0, 1])).tolist() == [COMPLETION, START]  # scratch left clean
+
+
+def test_the_partitions_at_a_flow_s_ports_are_read_before_it_is_placed():
+    state = fake_state([[0, 1], [1], [3]], [[2], [], [4]], 5)
+    parts = Partitions(state)
+    parts.place(np.array([(1, 1, START), (2, 1, START)]))
+    one, two = state.fl[1, L.FL_PART], state.fl[2, L.FL_PART]
+    assert parts.at_ports_of(np.array([0])).tolist() == sorted({-1, one})  # ports 0, 1 and 2: only 1 is used
+    assert parts.at_ports_of(np.array([0, 2])).tolist() == sorted({-1, one, two})

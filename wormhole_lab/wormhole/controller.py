@@ -18,7 +18,7 @@ from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole import partition as P
 from wormhole_lab.wormhole.audit import METHOD, Auditor
-from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward, unqueued_bytes
+from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import Found, PatternLookup
@@ -37,7 +37,7 @@ class Watch(NamedTuple):
     t0: int
     ids: np.ndarray
     rates: np.ndarray
-    start: np.ndarray  # per flow, bytes sent and out of the queues at t0 (fastforward.unqueued_bytes)
+    start: np.ndarray  # per flow, bytes sent and out of the queues at t0 (FastForward.unqueued)
     marked: bool  # its flows carry marks (FL_MARK): it may be stored before it settles
 
 
@@ -61,7 +61,7 @@ def _mark_if_fresh(fl, flows, left):
 class Looks(NamedTuple):
     """The partitions formed at one look (``WormholeController._looks``): the i-th one's flows are
     ``flows[offsets[i] : offsets[i + 1]]``, ascending; per flow, its rate (bit/s), FCG label (``PatternLookup``),
-    and unqueued bytes (``fastforward.unqueued_bytes``); ``sorted_labels`` each partition's labels in order."""
+    and unqueued bytes (``FastForward.unqueued``); ``sorted_labels`` each partition's labels in order."""
 
     flows: np.ndarray
     offsets: np.ndarray
@@ -136,14 +136,13 @@ class WormholeController:
         flows, times, started = self.state.flow_log[:n].T.copy()
         # a flow that started and completed since the last look never needs a partition of its own; the
         # partitions it touched restart their steady test at its completion, as if it had been placed
-        passed = (started == 0) & np.isin(flows, flows[started == 1])  # those completions
-        kinds = np.where(started == 1, P.START, P.COMPLETION)
-        kinds[np.isin(flows, flows[passed])] = P.PASSED_START
-        kinds[passed] = P.PASSED_COMPLETION
+        kinds = self.partitions.kinds(flows, started)
         self._skip_back_touched(flows[kinds == P.START], now)
         touched, counts = self.partitions.place(np.column_stack([flows, times, kinds]))
+        skipping = self.ff.active
         for part in touched:
-            self.ff.finish(part, now)
+            if part in skipping:
+                self.ff.finish(part, now)
         placing = kinds <= P.COMPLETION
         self.partition_log.extend(zip(times[placing].tolist(), counts[placing].tolist(), strict=True))
         for f in flows[started == 0].tolist():
@@ -170,8 +169,7 @@ class WormholeController:
         labels = self.lookup.labels_of(flows, rates)
         segment = np.repeat(np.arange(len(parts)), np.diff(offsets))
         ascending = np.sort(flows)
-        start = unqueued_bytes(self.state, ascending, np.unique(self.paths.flat(ascending)[0]))
-        start = start[np.searchsorted(ascending, flows)]
+        start = self.ff.unqueued(ascending)[np.searchsorted(ascending, flows)]
         return Looks(flows, offsets, rates, labels, labels[np.lexsort((labels, segment))], start)
 
     def _skip_back_touched(self, starts: np.ndarray, now: int) -> None:
@@ -179,8 +177,7 @@ class WormholeController:
         returns at such a start at once, so the partition is as it was at the last look)."""
         if not self.ff.active or not len(starts):
             return
-        ports, _ = self.paths.flat(starts)
-        for part in np.unique(self.state.pt[ports, L.PT_PART]).tolist():
+        for part in self.partitions.at_ports_of(starts).tolist():
             skip = self.ff.active.get(part)
             if skip is not None and skip.end > now:
                 self.ff.skip_back(part, now)
@@ -205,7 +202,7 @@ class WormholeController:
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
         end first, up to there (the kernel returns when a flow passes its ``FL_MARK``). ``start``: its flows'
-        ``unqueued_bytes`` now."""
+        ``FastForward.unqueued`` now."""
         marked = _mark_if_fresh(self.state.fl, ids, MARK_PACKETS * self.ff.payload)
         self.pending[part] = Watch(now, ids, rates, start, marked)
 
@@ -235,7 +232,14 @@ class WormholeController:
         finish at the stored goodput; after one stored at a member's mark, at its end."""
         t_conv, settled, fl = found.value["t_conv"], found.value.get("settled", True), self.state.fl
         ids, moved, state_int, state_float = found.flows, found.moved, found.state_int, found.state_float
-        if (moved > fl[ids, L.FL_SIZE] - fl[ids, L.FL_SND_NXT] - TAIL_PACKETS * self.ff.payload).any():
+        if state_int.shape != (len(ids), len(STATE_INT)) or state_float.shape != (len(ids), len(STATE_FLOAT)):
+            # checked here: the compiled restore does not check its bounds
+            raise ValueError(
+                f"memo DB {self.memo.path}: an entry holds CCA state of shape {state_int.shape} and "
+                f"{state_float.shape} for {len(ids)} flows, not {len(STATE_INT)} and {len(STATE_FLOAT)} values per "
+                "flow; delete the file or give another --memo"
+            )
+        if not self.ff.has_room(ids, moved):
             return False
         done = t_conv
         if settled:
@@ -254,7 +258,7 @@ class WormholeController:
         if not self._unchanged(part, watch) or now <= watch.t0:
             return
         ids = watch.ids
-        moved = unqueued_bytes(self.state, ids, self.partitions.ports(part)) - watch.start
+        moved = self.ff.unqueued(ids) - watch.start
         if not settled and self.ff.split_unevenly(dict(zip(ids.tolist(), moved.tolist(), strict=True))):
             # flows that split a port unevenly before they settle do so by details the FCG does not hold: the same
             # incast elsewhere splits it otherwise (in packet mode each flow of the 6-to-1 incasts of

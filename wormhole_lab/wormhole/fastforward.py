@@ -131,6 +131,35 @@ def _until_done(fl, flows, goodput, sent, tail):
 
 
 @kernel
+def _has_room(fl, flows, moved, tail):
+    """Every one of ``flows`` has more than ``moved`` bytes and a ``tail`` left to send."""
+    for i in range(len(flows)):
+        if moved[i] > fl[flows[i], L.FL_SIZE] - fl[flows[i], L.FL_SND_NXT] - tail:
+            return False
+    return True
+
+
+@kernel
+def _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, float_cols, resume_at):
+    """Give ``flows`` the stored CCA state (columns ``int_cols`` of ``fl``, ``float_cols`` of ``ff``). DCQCN flows
+    that had their first CNP and take a state from before one restart their timers at ``resume_at``."""
+    first = -1
+    for c in range(len(int_cols)):
+        if int_cols[c] == L.FL_FIRST_CNP:
+            first = c
+    dcqcn = ci[L.CI_CC] == L.CC_DCQCN
+    for i in range(len(flows)):
+        f = flows[i]
+        restarts = fl[f, L.FL_FIRST_CNP] == 1 and state_int[i, first] == 0
+        for c in range(len(int_cols)):
+            fl[f, int_cols[c]] = state_int[i, c]
+        for c in range(len(float_cols)):
+            ff[f, float_cols[c]] = state_float[i, c]
+        if dcqcn and restarts:
+            resume_timers(g, events, fl, ci, f, resume_at)
+
+
+@kernel
 def _shift_rings(fl, seq_ring, flows, credit):
     """The steady-test window lives in the partition's own (shifted) timeline: the sequence numbers of its
     samples move by each flow's ``credit`` too."""
@@ -159,6 +188,23 @@ def _next_known_start(offsets, times, flows, fl, ports, now):
         if i < offsets[p + 1] and times[i] < best:
             best = times[i]
     return best
+
+
+@kernel
+def _queued_on_paths(fl, pt, pk, path_ports, flows, seen, touched, queued):
+    """``_queued_payload`` over the queues of the data paths of ``flows`` (ascending), every queue where their data
+    can wait (``seen``: per port scratch, 0 on entry and exit; ``touched``: room for the ports)."""
+    n = 0
+    for f in flows:
+        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
+            p = path_ports[i]
+            if seen[p] == 0:
+                seen[p] = 1
+                touched[n] = p
+                n += 1
+    _queued_payload(pt, pk, touched[:n], flows, queued)
+    for k in range(n):
+        seen[touched[k]] = 0
 
 
 @kernel
@@ -246,6 +292,13 @@ class FastForward:
         np.cumsum(np.bincount(port, minlength=len(self.state.pt)), out=offsets[1:])
         return offsets, start[order], flow[order]
 
+    def unqueued(self, flows: np.ndarray) -> np.ndarray:
+        """``unqueued_bytes`` of ``flows`` (ascending ids) over all their queues: those of their data paths."""
+        s = self.state
+        queued = np.zeros(len(flows), dtype=np.int64)
+        _queued_on_paths(s.fl, s.pt, s.pk, s.path_ports, flows, self._port_count, self._port_touched, queued)
+        return s.fl[flows, L.FL_SND_NXT] - queued
+
     def next_known_start(self, ports, now: int) -> int:
         """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
         offsets, times, flows = self._known_starts
@@ -316,6 +369,11 @@ class FastForward:
     def _uncontended(self, flows: np.ndarray) -> bool:
         return bool(_no_shared_data_port(self.state.fl, self.state.path_ports, flows, self._port_count))
 
+    def has_room(self, flows: np.ndarray, moved: np.ndarray) -> bool:
+        """Every one of ``flows`` can be credited ``moved`` bytes and still leave its last packets to the packet
+        level."""
+        return bool(_has_room(self.state.fl, flows, moved, TAIL_PACKETS * self.payload))
+
     def until_done(self, flows: np.ndarray, goodput: np.ndarray, sent: np.ndarray) -> int:
         """Time until the first of ``flows`` would be down to its last packets at ``goodput`` (bytes/ps), having sent
         ``sent``; 0 when a flow has no rate or no room left."""
@@ -376,17 +434,12 @@ class FastForward:
         state ``state_int[i]`` (``STATE_INT``) and ``state_float[i]`` (``STATE_FLOAT``), which it takes. A
         ``settled`` transient ended steady, so the partition then goes on at its stored goodput as a fast-forward
         would, without re-qualifying; one that ended at a member's mark goes on packet by packet."""
-        fl, ff = self.state.fl, self.state.ff
-        ids = flows.tolist()
+        s = self.state
+        fl, ff = s.fl, s.ff
         credit = moved // self.payload * self.payload
         if self.auditor is not None:
-            self.auditor.offer_memo(part, now, t_conv, dict(zip(ids, credit.tolist(), strict=True)))
-        restarts_timers = (fl[flows, L.FL_FIRST_CNP] == 1) & (state_int[:, STATE_INT.index(L.FL_FIRST_CNP)] == 0)
-        fl[flows[:, None], _STATE_INT] = state_int
-        ff[flows[:, None], _STATE_FLOAT] = state_float
-        if int(self.state.ci[L.CI_CC]) == L.CC_DCQCN:
-            for f in flows[restarts_timers].tolist():
-                resume_timers(self.state.g, self.state.events, fl, self.state.ci, f, now + t_conv)
+            self.auditor.offer_memo(part, now, t_conv, dict(zip(flows.tolist(), credit.tolist(), strict=True)))
+        _restore(s.g, s.events, fl, ff, s.ci, flows, state_int, state_float, _STATE_INT, _STATE_FLOAT, now + t_conv)
         goodput = ff[flows, L.FF_GOODPUT]
         sent = fl[flows, L.FL_SND_NXT] + credit
         dt = self._span(part, flows, goodput, sent, ports, now + t_conv, horizon) if settled else 0

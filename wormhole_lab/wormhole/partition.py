@@ -262,6 +262,38 @@ def _place(fl, pt, parts, path_ports, flow, part, port, free, listed, meta, log,
 
 
 @kernel
+def _kinds(flows, started, seen, kinds):
+    """``kinds[r]`` of log row r (``Partitions.kinds``); ``seen``: per flow scratch, 0 on entry and exit."""
+    for r in range(len(flows)):
+        if started[r] == 1:
+            seen[flows[r]] = 1
+    for r in range(len(flows)):
+        if started[r] == 0 and seen[flows[r]] >= 1:
+            seen[flows[r]] = 2
+    for r in range(len(flows)):
+        passed = seen[flows[r]] == 2
+        if started[r] == 1:
+            kinds[r] = PASSED_START if passed else START
+        else:
+            kinds[r] = PASSED_COMPLETION if passed else COMPLETION
+    for r in range(len(flows)):
+        seen[flows[r]] = 0
+
+
+@kernel
+def _at_ports_of(fl, pt, path_ports, flows, out):
+    """The partition of each data and ACK port of ``flows`` into ``out`` (-1 for none); returns how many."""
+    n = 0
+    for f in flows:
+        for which in range(2):
+            begin, length = _path_range(fl, f, which)
+            for i in range(begin, begin + length):
+                out[n] = pt[path_ports[i], L.PT_PART]
+                n += 1
+    return n
+
+
+@kernel
 def _members(flow, part, q, out, n):
     """Write partition ``q``'s flows to ``out`` from ``out[n]`` on; returns the end."""
     g = part[q, _HEAD]
@@ -316,6 +348,20 @@ class Partitions:
         self._meta = np.array([n, 0, 0], dtype=np.int64)
         self._out_flows = np.zeros(n, dtype=np.int64)
         self._out_ports = np.zeros(n_ports, dtype=np.int64)
+        self._seen = np.zeros(n, dtype=np.int8)
+
+    def kinds(self, flows: np.ndarray, started: np.ndarray) -> np.ndarray:
+        """The kind of each row of a flow log (``flows``, ``started`` 1 or 0) for ``place``: a completion of a flow
+        that started in the same log is ``PASSED_COMPLETION``, and that start ``PASSED_START``."""
+        kinds = np.empty(len(flows), dtype=np.int64)
+        _kinds(flows, started, self._seen, kinds)
+        return kinds
+
+    def at_ports_of(self, flows: np.ndarray) -> np.ndarray:
+        """The partitions the data and ACK ports of ``flows`` belong to now (unique; -1 stands for none)."""
+        s = self._state
+        out = np.empty(int(s.fl[flows, L.FL_PATH_LEN].sum() + s.fl[flows, L.FL_APATH_LEN].sum()), dtype=np.int64)
+        return np.unique(out[: _at_ports_of(s.fl, s.pt, s.path_ports, flows, out)])
 
     def place(self, log: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Apply a batch of flow events, rows of (flow, time, kind: ``START``, ``COMPLETION``, or a flow that
