@@ -31,8 +31,8 @@ def test_ports_sets_and_shapes_are_the_routes_of_each_flow():
 def test_a_completed_flows_set_is_dropped_and_made_again_if_asked():
     paths = FlowPaths(np.array([5, 6, 7, 6, 5]), [0, 1], [2, 1], [3, 4], [2, 1])
     assert paths[0] == {5, 6} and paths[1] == {5, 6} and paths.data(1).tolist() == [6]
-    paths.forget(0)
-    assert 0 not in paths._sets and paths[0] == {5, 6}
+    paths.forget(np.array([0]))
+    assert 0 not in paths._sets and 1 in paths._sets and paths[0] == {5, 6}
 
 
 def test_flat_gives_the_data_then_ack_ports_of_the_flows_asked_for_with_their_index():

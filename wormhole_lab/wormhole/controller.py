@@ -145,8 +145,7 @@ class WormholeController:
                 self.ff.finish(part, now)
         placing = kinds <= P.COMPLETION
         self.partition_log.extend(zip(times[placing].tolist(), counts[placing].tolist(), strict=True))
-        for f in flows[started == 0].tolist():
-            self.paths.forget(f)
+        self.paths.forget(flows[started == 0])
         # each changed partition is looked at once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
         alive = sorted(part for part in touched if self.partitions.alive(part))
@@ -230,8 +229,8 @@ class WormholeController:
         """Use a stored transient if every flow has room for it and no known start comes before the partition's
         first completion (``FastForward.joined_before``): after a settled transient, when the first flow would
         finish at the stored goodput; after one stored at a member's mark, at its end."""
-        t_conv, settled, fl = found.value["t_conv"], found.value.get("settled", True), self.state.fl
-        ids, moved, state_int, state_float = found.flows, found.moved, found.state_int, found.state_float
+        t_conv, settled = found.value["t_conv"], found.value.get("settled", True)
+        ids, state_int, state_float = found.flows, found.state_int, found.state_float
         if state_int.shape != (len(ids), len(STATE_INT)) or state_float.shape != (len(ids), len(STATE_FLOAT)):
             # checked here: the compiled restore does not check its bounds
             raise ValueError(
@@ -239,15 +238,11 @@ class WormholeController:
                 f"{state_float.shape} for {len(ids)} flows, not {len(STATE_INT)} and {len(STATE_FLOAT)} values per "
                 "flow; delete the file or give another --memo"
             )
-        if not self.ff.has_room(ids, moved):
-            return False
-        done = t_conv
-        if settled:
-            done += self.ff.until_done(ids, state_float[:, GOODPUT], fl[ids, L.FL_SND_NXT] + moved)
         ports = self.partitions.ports(part)
-        if self.ff.joined_before(ports, now, done):
+        dt = self.ff.plan_memo(part, ids, found.moved, state_float[:, GOODPUT], ports, now, t_conv, horizon, settled)
+        if dt < 0:
             return False
-        self.ff.memo_jump(part, now, t_conv, ids, moved, state_int, state_float, ports, horizon, settled)
+        self.ff.memo_jump(part, now, t_conv, found, ports, dt)
         return True
 
     def _record(self, part: int, now: int, settled: bool) -> None:

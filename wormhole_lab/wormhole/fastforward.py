@@ -131,6 +131,15 @@ def _until_done(fl, flows, goodput, sent, tail):
 
 
 @kernel
+def _add_skipped_events(total, adv, flows, hops, payload):
+    """``total`` plus the events a skip of ``adv`` bytes per flow of ``flows`` spared: a TX_DONE and an ARRIVE per
+    packet and hop (``hops``, per flow), added one flow after another (the estimate's rounding as it always was)."""
+    for i in range(len(flows)):
+        total += adv[i] / payload * 2 * hops[flows[i]]
+    return total
+
+
+@kernel
 def _has_room(fl, flows, moved, tail):
     """Every one of ``flows`` has more than ``moved`` bytes and a ``tail`` left to send."""
     for i in range(len(flows)):
@@ -157,6 +166,33 @@ def _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, flo
             ff[f, float_cols[c]] = state_float[i, c]
         if dcqcn and restarts:
             resume_timers(g, events, fl, ci, f, resume_at)
+
+
+@kernel
+def _memo_plan(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, consts):
+    """``FastForward.plan_memo``; ``sent``: scratch, one per flow; ``consts``: payload, the tail's bytes, horizon,
+    shortest skip, and the cap of a skip after the transient."""
+    payload, tail, horizon, min_skip, cap = consts[0], consts[1], consts[2], consts[3], consts[4]
+    if not _has_room(fl, flows, moved, tail):
+        return -1
+    done = t_conv
+    if settled:
+        for i in range(len(flows)):
+            sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i]
+        done += _until_done(fl, flows, goodput, sent, tail)
+    if _next_known_start(offsets, times, starters, fl, ports, now) - now < done:
+        return -1
+    if not settled:
+        return 0
+    t = now + t_conv  # then as a fast-forward from there (``FastForward._span``)
+    for i in range(len(flows)):
+        sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i] // payload * payload
+    done = _until_done(fl, flows, goodput, sent, tail)
+    if done <= 0 or _next_known_start(offsets, times, starters, fl, ports, t) - t < done:
+        return 0
+    dt = min(horizon - t, done, cap)
+    dt -= dt % 1000
+    return dt if dt >= min_skip else 0
 
 
 @kernel
@@ -369,11 +405,6 @@ class FastForward:
     def _uncontended(self, flows: np.ndarray) -> bool:
         return bool(_no_shared_data_port(self.state.fl, self.state.path_ports, flows, self._port_count))
 
-    def has_room(self, flows: np.ndarray, moved: np.ndarray) -> bool:
-        """Every one of ``flows`` can be credited ``moved`` bytes and still leave its last packets to the packet
-        level."""
-        return bool(_has_room(self.state.fl, flows, moved, TAIL_PACKETS * self.payload))
-
     def until_done(self, flows: np.ndarray, goodput: np.ndarray, sent: np.ndarray) -> int:
         """Time until the first of ``flows`` would be down to its last packets at ``goodput`` (bytes/ps), having sent
         ``sent``; 0 when a flow has no rate or no room left."""
@@ -417,33 +448,35 @@ class FastForward:
         self.skips_taken += 1
         return True
 
-    def memo_jump(
-        self,
-        part: int,
-        now: int,
-        t_conv: int,
-        flows: np.ndarray,
-        moved: np.ndarray,
-        state_int: np.ndarray,
-        state_float: np.ndarray,
-        ports: list[int],
-        horizon: int,
-        settled: bool,
-    ) -> None:
-        """Skip a transient whose outcome the memo DB knows: ``flows[i]`` moved ``moved[i]`` bytes and ends with CCA
-        state ``state_int[i]`` (``STATE_INT``) and ``state_float[i]`` (``STATE_FLOAT``), which it takes. A
-        ``settled`` transient ended steady, so the partition then goes on at its stored goodput as a fast-forward
-        would, without re-qualifying; one that ended at a member's mark goes on packet by packet."""
+    def plan_memo(self, part, flows, moved, goodput, ports, now: int, t_conv: int, horizon: int, settled: bool) -> int:
+        """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
+        ``settled``, went on at ``goodput``, bytes/ps), is taken for partition ``part`` (on ``ports``) at ``now``:
+        -1 when a flow lacks the room for it or a known start joins before the partition's first completion (for a
+        settled transient, when the first flow would finish at the stored goodput; else at its end). Otherwise the
+        fast-forward that follows a settled one, as ``_span`` would measure it from its end (0: none)."""
+        cap = self._cap(part, flows, goodput) if settled else 0
+        offsets, times, starters = self._known_starts
+        consts = np.array([self.payload, TAIL_PACKETS * self.payload, horizon, self.min_skip_ps, cap], dtype=np.int64)
+        sent = np.empty(len(flows), dtype=np.int64)
+        dt = int(_memo_plan(self.state.fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv,
+                            settled, consts))  # fmt: skip
+        if dt > 0:
+            self.history[part] = (dict(zip(flows.tolist(), goodput.tolist(), strict=True)), cap)
+        return dt
+
+    def memo_jump(self, part: int, now: int, t_conv: int, found, ports: np.ndarray, dt: int) -> None:
+        """Skip a transient whose outcome the memo DB knows (``found``, a pattern_lookup.Found): each of its flows
+        moved the stored bytes and takes the stored CCA state (``STATE_INT``, ``STATE_FLOAT``). ``dt``
+        (``plan_memo``): the fast-forward that follows a settled transient, at its stored goodput, without
+        re-qualifying; after one that ended at a member's mark (``dt`` 0) the partition goes on packet by packet."""
         s = self.state
-        fl, ff = s.fl, s.ff
-        credit = moved // self.payload * self.payload
+        flows = found.flows
+        credit = found.moved // self.payload * self.payload
         if self.auditor is not None:
             self.auditor.offer_memo(part, now, t_conv, dict(zip(flows.tolist(), credit.tolist(), strict=True)))
-        _restore(s.g, s.events, fl, ff, s.ci, flows, state_int, state_float, _STATE_INT, _STATE_FLOAT, now + t_conv)
-        goodput = ff[flows, L.FF_GOODPUT]
-        sent = fl[flows, L.FL_SND_NXT] + credit
-        dt = self._span(part, flows, goodput, sent, ports, now + t_conv, horizon) if settled else 0
-        credit += (ff[flows, L.FF_GOODPUT] * dt).astype(np.int64) // self.payload * self.payload
+        _restore(s.g, s.events, s.fl, s.ff, s.ci, flows, found.state_int, found.state_float, _STATE_INT, _STATE_FLOAT,
+                 now + t_conv)  # fmt: skip
+        credit += (s.ff[flows, L.FF_GOODPUT] * dt).astype(np.int64) // self.payload * self.payload
         self.skips_taken += dt > 0
         self._jump(part, ports, now, t_conv + dt, flows, credit, credit / (t_conv + dt), memo_until=now + t_conv)
 
@@ -525,6 +558,4 @@ class FastForward:
         memo = min(skip.end, skip.memo_until) - skip.start
         self.memo_time[skip.flows] += memo
         self.ff_time[skip.flows] += skip.end - skip.start - memo
-        # a TX_DONE and an ARRIVE per hop
-        for events in (skip.adv / self.payload * 2 * self._hops[skip.flows]).tolist():
-            self.events_skipped += events  # one by one: the estimate's rounding as it always was
+        self.events_skipped = _add_skipped_events(self.events_skipped, skip.adv, skip.flows, self._hops, self.payload)

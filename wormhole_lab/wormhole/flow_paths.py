@@ -12,7 +12,7 @@ from wormhole_lab.engine import layout as L
 
 class FlowPaths:
     """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``paths[f]``: the set
-    of both (kept until ``forget(f)``); ``shape_codes(delay_ps)``: per flow, its path shape."""
+    of both (kept until ``forget`` is given f); ``shape_codes(delay_ps)``: per flow, its path shape."""
 
     def __init__(self, table: np.ndarray, data_begin, data_length, ack_begin, ack_length):
         """Flow f's data ports are ``table[data_begin[f] : data_begin[f] + data_length[f]]``, its ACK ports alike."""
@@ -60,9 +60,11 @@ class FlowPaths:
             kept = self._sets[f] = frozenset(self.data(f).tolist()) | frozenset(self.ack(f).tolist())
         return kept
 
-    def forget(self, f: int) -> None:
-        """Flow ``f`` completed: its ports are not needed again."""
-        self._sets.pop(f, None)
+    def forget(self, flows: np.ndarray) -> None:
+        """``flows`` completed: their ports are not needed again."""
+        if self._sets:
+            for f in flows.tolist():
+                self._sets.pop(f, None)
 
     def shape_codes(self, delay_ps: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """Per flow, a code for the hop counts and one-way propagation delays (ns) of its data and ACK paths, and

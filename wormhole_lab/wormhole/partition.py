@@ -401,11 +401,11 @@ class Partitions:
         segment = np.repeat(np.arange(len(qs)), np.diff(offsets))
         return flows[np.lexsort((flows, segment))], offsets
 
-    def ports(self, part: int) -> list[int]:
+    def ports(self, part: int) -> np.ndarray:
         """The ports of partition ``part``'s flows."""
         s = self._state
         n = _ports(s.fl, s.path_ports, self._flow, self._part, self._port, part, self._out_ports)
-        return self._out_ports[:n].tolist()
+        return self._out_ports[:n].copy()
 
     @property
     def flows(self) -> dict[int, set[int]]:
