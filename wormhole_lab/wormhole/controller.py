@@ -95,7 +95,7 @@ class WormholeController:
         self.paths = self.ff.paths
         self.partitions = Partitions(state)
         self.retry_ps = steady.window * steady.interval_ps
-        self.partition_log: list[tuple[int, int]] = []  # (time, number of partitions) after each change
+        self._partition_log: list[tuple[np.ndarray, np.ndarray]] = []  # times of changes, partitions after each
         self.steady_entries = 0
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
         self.lookup = None
@@ -140,27 +140,30 @@ class WormholeController:
         self._skip_back_touched(flows[kinds == P.START], now)
         touched, counts = self.partitions.place(np.column_stack([flows, times, kinds]))
         skipping = self.ff.active
-        for part in touched:
-            if part in skipping:
-                self.ff.finish(part, now)
+        if skipping:
+            for part in touched.tolist():
+                if part in skipping:
+                    self.ff.finish(part, now)
         placing = kinds <= P.COMPLETION
-        self.partition_log.extend(zip(times[placing].tolist(), counts[placing].tolist(), strict=True))
+        self._partition_log.append((times[placing], counts[placing]))
         self.paths.forget(flows[started == 0])
         # each changed partition is looked at once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
-        alive = sorted(part for part in touched if self.partitions.alive(part))
-        for part in alive:
-            self.ff.forget(part)
-        formed = {part: i for i, part in enumerate(p for p in alive if self.partitions.changed_at(p) == now)}
-        looks = self._looks(list(formed)) if formed and self.memo is not None and self.memo.usable else None
+        alive = self.partitions.alive_among(touched)
+        formed = self.partitions.changed_at(alive) == now
+        self.ff.forget(alive)
+        usable = formed.any() and self.memo is not None and self.memo.usable
+        looks = self._looks(alive[formed]) if usable else None
         with self.ff.batched():
-            for part in alive:
-                if part in formed:
-                    self._formed(part, now, horizon, looks, formed[part])
+            i = 0
+            for part, now_formed in zip(alive.tolist(), formed.tolist(), strict=True):
+                if now_formed:
+                    self._formed(part, now, horizon, looks, i)
+                    i += 1
                 else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
                     self._unwatch(part)
 
-    def _looks(self, parts: list[int]) -> Looks:
+    def _looks(self, parts: np.ndarray) -> Looks:
         """What the lookups and watches of ``parts`` read, for all of them at once. Nothing the loop over them does
         (memo jumps, marks) changes it: partitions share no flow and no port."""
         flows, offsets = self.partitions.members_of(parts)
@@ -302,13 +305,15 @@ class WormholeController:
             self.auditor.replay_all()
 
     def attrs(self) -> dict:
-        counts = [n for _, n in self.partition_log] or [0]
+        counts = self.series()["counts"]
+        if not len(counts):
+            counts = np.zeros(1, dtype=np.int64)
         return {
             "events_skipped_estimate": int(self.ff.events_skipped),
             "skips": self.ff.skips_taken,
             "skip_backs": self.ff.skip_backs,
             "steady_entries": self.steady_entries,
-            "partitions_max": int(max(counts)),
+            "partitions_max": int(counts.max()),
             "partitions_mean": float(np.mean(counts)),
             **self._memo_attrs(),
         }
@@ -372,6 +377,7 @@ class WormholeController:
         }
 
     def series(self) -> dict:
-        times = np.array([t for t, _ in self.partition_log], dtype=np.int64)
-        counts = np.array([n for _, n in self.partition_log], dtype=np.int64)
+        """The number of partitions after each flow event that changed them, and when."""
+        times = np.concatenate([t for t, _ in self._partition_log] or [np.zeros(0, dtype=np.int64)])
+        counts = np.concatenate([n for _, n in self._partition_log] or [np.zeros(0, dtype=np.int64)])
         return {"times": times, "counts": counts}

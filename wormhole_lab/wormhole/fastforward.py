@@ -341,9 +341,11 @@ class FastForward:
         ports = np.asarray(ports, dtype=np.int64)
         return int(_next_known_start(offsets, times, flows, self.state.fl, ports, now))
 
-    def forget(self, part: int) -> None:
-        """The partition's membership changed: its skip history no longer applies."""
-        self.history.pop(part, None)
+    def forget(self, parts: np.ndarray) -> None:
+        """The partitions' membership changed: their skip history no longer applies."""
+        if self.history:
+            for part in parts.tolist():
+                self.history.pop(part, None)
 
     def _cap(self, part: int, flows: np.ndarray, goodput: np.ndarray) -> int:
         """Longest skip allowed now. Flows that compete for a port can still drift slowly (a rate the window

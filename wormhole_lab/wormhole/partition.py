@@ -366,14 +366,14 @@ class Partitions:
     def place(self, log: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Apply a batch of flow events, rows of (flow, time, kind: ``START``, ``COMPLETION``, or a flow that
         started and completed in this batch, ``PASSED_START`` and ``PASSED_COMPLETION``). Returns the ids it
-        touched (changed, merged away or emptied; ``alive`` and ``changed_at`` tell which is which), and the
+        touched (changed, merged away or emptied; ``alive_among`` and ``changed_at`` tell which is which), and the
         number of partitions after each row."""
         s = self._state
         counts = np.zeros(len(log), dtype=np.int64)
         log = np.ascontiguousarray(log, dtype=np.int64)
         _place(s.fl, s.pt, s.parts, s.path_ports, self._flow, self._part, self._port, self._free, self._listed,
                self._meta, log, counts)  # fmt: skip
-        return self._listed[: self._meta[_N_LISTED]].tolist(), counts
+        return self._listed[: self._meta[_N_LISTED]].copy(), counts
 
     def __len__(self) -> int:
         return int(self._meta[_ALIVE])
@@ -381,9 +381,14 @@ class Partitions:
     def alive(self, part: int) -> bool:
         return bool(self._part[part, _COUNT] > 0)
 
-    def changed_at(self, part: int) -> int:
-        """When partition ``part`` last changed in the latest batch (meaningful for the ids that batch touched)."""
-        return int(self._part[part, _CHANGED])
+    def alive_among(self, parts: np.ndarray) -> np.ndarray:
+        """Those of the ids ``parts`` that are partitions now, ascending."""
+        return np.sort(parts[self._part[parts, _COUNT] > 0])
+
+    def changed_at(self, part):
+        """When partition ``part`` (an id or an array of them) last changed in the latest batch (meaningful for the
+        ids that batch touched)."""
+        return self._part[part, _CHANGED]
 
     def members(self, part: int) -> list[int]:
         """The flows of partition ``part``."""
