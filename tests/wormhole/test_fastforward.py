@@ -15,11 +15,13 @@ from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole import fastforward
 from wormhole_lab.wormhole.fastforward import (
+    NEVER,
     FastForward,
     _has_room,
     _no_shared_data_port,
     _queued_on_paths,
     _shares_disagree,
+    _until_done,
     unqueued_bytes,
 )
 from wormhole_lab.wormhole.settings import WormholeConfig
@@ -150,3 +152,11 @@ def test_skips_taken_at_one_stop_shift_in_one_pass_as_they_would_one_by_one(monk
     alone = Simulation(scenario, mode="wormhole").run()
     assert alone.attrs["skips"] == batched.attrs["skips"]
     assert np.array_equal(alone["fct"].values, batched["fct"].values)
+
+
+def test_a_first_completion_too_far_to_count_in_picoseconds_is_never():
+    fl = np.zeros((1, L.FL_N), dtype=np.int64)
+    fl[0, L.FL_SIZE] = 10**12
+    flows, sent = np.array([0]), np.zeros(1, dtype=np.int64)
+    assert _until_done(fl, flows, np.array([1e-9]), sent, 0) == NEVER  # 1e21 ps would wrap as an int64
+    assert _until_done(fl, flows, np.array([1.0]), sent, 0) == 10**12

@@ -127,7 +127,7 @@ def _until_done(fl, flows, goodput, sent, tail):
         if goodput[i] <= 0 or left <= 0:
             return 0
         soonest = min(soonest, left / goodput[i])
-    return int(soonest)
+    return NEVER if soonest >= NEVER else int(soonest)  # a cast past int64 would wrap
 
 
 @kernel
@@ -175,12 +175,12 @@ def _memo_plan(fl, offsets, times, starters, ports, flows, moved, goodput, sent,
     payload, tail, horizon, min_skip, cap = consts[0], consts[1], consts[2], consts[3], consts[4]
     if not _has_room(fl, flows, moved, tail):
         return -1
-    done = t_conv
+    after = 0  # from the transient's end to the first completion, kept apart from t_conv: it may be NEVER
     if settled:
         for i in range(len(flows)):
             sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i]
-        done += _until_done(fl, flows, goodput, sent, tail)
-    if _next_known_start(offsets, times, starters, fl, ports, now) - now < done:
+        after = _until_done(fl, flows, goodput, sent, tail)
+    if _next_known_start(offsets, times, starters, fl, ports, now) - now - t_conv < after:
         return -1
     if not settled:
         return 0
