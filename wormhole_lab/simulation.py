@@ -263,6 +263,7 @@ class Simulation:
                     running = stop in ("progress", "flow_event", "steady", "chunk")
                     if chunk is not None or not running:
                         break
+            pending.check()  # one that came after the last check, while the handler was still ours (once in CI)
             if chunk is not None:
                 yield chunk
         with deferred_signals() as pending:
