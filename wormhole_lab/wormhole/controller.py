@@ -230,7 +230,7 @@ class WormholeController:
 
     def _apply(self, part: int, found: Found, now: int, horizon: int) -> bool:
         """Use a stored transient if every flow has room for it and no known start comes before the partition's
-        first completion (``FastForward.joined_before``): after a settled transient, when the first flow would
+        first completion (``fastforward._memo_fits``): after a settled transient, when the first flow would
         finish at the stored goodput; after one stored at a member's mark, at its end."""
         t_conv, settled = found.value["t_conv"], found.value.get("settled", True)
         ids, state_int, state_float = found.flows, found.state_int, found.state_float

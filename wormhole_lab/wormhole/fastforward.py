@@ -118,7 +118,8 @@ def _no_shared_data_port(fl, path_ports, flows, count):
 
 @kernel
 def _until_done(fl, flows, goodput, sent, tail):
-    """``FastForward.until_done``, ``tail`` the bytes left to the packet level."""
+    """Time until the first of ``flows`` would be down to its last ``tail`` bytes at ``goodput`` (bytes/ps), having
+    sent ``sent``; 0 when a flow has no rate or no room left."""
     if len(flows) == 0:
         return NEVER
     soonest = np.inf
@@ -169,29 +170,31 @@ def _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, flo
 
 
 @kernel
-def _memo_plan(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, consts):
-    """``FastForward.plan_memo``; ``sent``: scratch, one per flow; ``consts``: payload, the tail's bytes, horizon,
-    shortest skip, and the cap of a skip after the transient."""
-    payload, tail, horizon, min_skip, cap = consts[0], consts[1], consts[2], consts[3], consts[4]
+def _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+    """``FastForward.plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start
+    joins before the first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from
+    ``sent``; else the transient's end)."""
     if not _has_room(fl, flows, moved, tail):
-        return -1
-    after = 0  # from the transient's end to the first completion, kept apart from t_conv: it may be NEVER
-    if settled:
-        for i in range(len(flows)):
-            sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i]
-        after = _until_done(fl, flows, goodput, sent, tail)
-    if _next_known_start(offsets, times, starters, fl, ports, now) - now - t_conv < after:
-        return -1
-    if not settled:
-        return 0
-    t = now + t_conv  # then as a fast-forward from there (``FastForward._span``)
-    for i in range(len(flows)):
-        sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i] // payload * payload
+        return False
+    after = _until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
+    return _next_known_start(offsets, times, starters, fl, ports, now) - now - t_conv >= after
+
+
+@kernel
+def _skip_span(fl, offsets, times, starters, ports, flows, goodput, sent, t, tail, horizon, min_skip, cap):
+    """The length of ``FastForward._span``'s skip from ``t`` (``_span`` keeps the history): at most ``horizon - t``
+    and ``cap``, 0 when less than ``min_skip``, when the first flow would be down to its ``tail`` sooner, or when a
+    flow with a known start joins the partition on ``ports`` before that completion.
+
+    Such a partition is not skipped (nor taken from the memo DB) before the join: a skip leaves the members'
+    packets shifted by parts of a packet, and flows that meet on a port settle on shares such details decide.
+    Ending the skip earlier does not help (HPCC, 2 x 50 MB into one host, the second 300 us later: a skip that
+    ended at the join left a flow 4.2 % off packet mode, one that ended 100 us before it 13.8 %, none 0.004 %)."""
     done = _until_done(fl, flows, goodput, sent, tail)
     if done <= 0 or _next_known_start(offsets, times, starters, fl, ports, t) - t < done:
         return 0
     dt = min(horizon - t, done, cap)
-    dt -= dt % 1000
+    dt -= dt % 1000  # keep every event on the reference's 1 ns grid
     return dt if dt >= min_skip else 0
 
 
@@ -335,12 +338,6 @@ class FastForward:
         _queued_on_paths(s.fl, s.pt, s.pk, s.path_ports, flows, self._port_count, self._port_touched, queued)
         return s.fl[flows, L.FL_SND_NXT] - queued
 
-    def next_known_start(self, ports, now: int) -> int:
-        """Earliest start, at or after ``now``, of a flow that has not started yet and uses one of ``ports``."""
-        offsets, times, flows = self._known_starts
-        ports = np.asarray(ports, dtype=np.int64)
-        return int(_next_known_start(offsets, times, flows, self.state.fl, ports, now))
-
     def forget(self, parts: np.ndarray) -> None:
         """The partitions' membership changed: their skip history no longer applies."""
         if self.history:
@@ -407,36 +404,19 @@ class FastForward:
     def _uncontended(self, flows: np.ndarray) -> bool:
         return bool(_no_shared_data_port(self.state.fl, self.state.path_ports, flows, self._port_count))
 
-    def until_done(self, flows: np.ndarray, goodput: np.ndarray, sent: np.ndarray) -> int:
-        """Time until the first of ``flows`` would be down to its last packets at ``goodput`` (bytes/ps), having sent
-        ``sent``; 0 when a flow has no rate or no room left."""
-        return int(_until_done(self.state.fl, flows, goodput, sent, TAIL_PACKETS * self.payload))
-
-    def joined_before(self, ports: list[int], t: int, done: int) -> bool:
-        """True when a flow with a known start joins the partition before ``done`` from ``t`` (its first member's
-        completion). Such a partition is not skipped (nor taken from the memo DB) before the join: a skip leaves
-        the members' packets shifted by parts of a packet, and flows that meet on a port settle on shares such
-        details decide. Ending the skip earlier does not help (HPCC, 2 x 50 MB into one host, the second 300 us
-        later: a skip that ended at the join left a flow 4.2 % off packet mode, one that ended 100 us before it
-        13.8 %, none 0.004 %)."""
-        return self.next_known_start(ports, t) - t < done
-
-    def _span(self, part: int, flows, goodput, sent, ports: list[int], t: int, horizon: int) -> int:
+    def _span(self, part: int, flows, goodput, sent, ports: np.ndarray, t: int, horizon: int) -> int:
         """How long partition ``part`` may be skipped from ``t``, its ``flows`` at ``goodput`` (bytes/ps) having sent
-        ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room). A skip of that length
-        is then taken: the next one's cap starts from it."""
-        done = self.until_done(flows, goodput, sent)
-        if done <= 0 or self.joined_before(ports, t, done):
-            return 0
+        ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room, or a known start joins
+        first: ``_skip_span``). A skip of that length is then taken: the next one's cap starts from it."""
         cap = self._cap(part, flows, goodput)
-        dt = min(horizon - t, done, cap)
-        dt -= dt % 1000  # keep every event on the reference's 1 ns grid
-        if dt < self.min_skip_ps:
-            return 0
-        self.history[part] = (dict(zip(flows.tolist(), goodput.tolist(), strict=True)), cap)
+        offsets, times, starters = self._known_starts
+        dt = int(_skip_span(self.state.fl, offsets, times, starters, ports, flows, goodput, sent, t,
+                            TAIL_PACKETS * self.payload, horizon, self.min_skip_ps, cap))  # fmt: skip
+        if dt:
+            self.history[part] = (dict(zip(flows.tolist(), goodput.tolist(), strict=True)), cap)
         return dt
 
-    def try_skip(self, part: int, members: list[int], ports: list[int], now: int, horizon: int) -> bool:
+    def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
         flows = np.array(members, dtype=np.int64)
         rates = self.state.ff[flows, L.FF_GOODPUT] * CREDIT_SCALE  # bytes per ps
@@ -453,18 +433,17 @@ class FastForward:
     def plan_memo(self, part, flows, moved, goodput, ports, now: int, t_conv: int, horizon: int, settled: bool) -> int:
         """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
         ``settled``, went on at ``goodput``, bytes/ps), is taken for partition ``part`` (on ``ports``) at ``now``:
-        -1 when a flow lacks the room for it or a known start joins before the partition's first completion (for a
-        settled transient, when the first flow would finish at the stored goodput; else at its end). Otherwise the
-        fast-forward that follows a settled one, as ``_span`` would measure it from its end (0: none)."""
-        cap = self._cap(part, flows, goodput) if settled else 0
+        -1 when it does not fit (``_memo_fits``). Otherwise the fast-forward that follows a settled one, measured
+        from its end as ``_span`` measures any (0: none)."""
+        fl, tail = self.state.fl, TAIL_PACKETS * self.payload
         offsets, times, starters = self._known_starts
-        consts = np.array([self.payload, TAIL_PACKETS * self.payload, horizon, self.min_skip_ps, cap], dtype=np.int64)
-        sent = np.empty(len(flows), dtype=np.int64)
-        dt = int(_memo_plan(self.state.fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv,
-                            settled, consts))  # fmt: skip
-        if dt > 0:
-            self.history[part] = (dict(zip(flows.tolist(), goodput.tolist(), strict=True)), cap)
-        return dt
+        sent = fl[flows, L.FL_SND_NXT] + moved
+        if not _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+            return -1
+        if not settled:
+            return 0
+        sent = fl[flows, L.FL_SND_NXT] + moved // self.payload * self.payload
+        return self._span(part, flows, goodput, sent, ports, now + t_conv, horizon)
 
     def memo_jump(self, part: int, now: int, t_conv: int, found, ports: np.ndarray, dt: int) -> None:
         """Skip a transient whose outcome the memo DB knows (``found``, a pattern_lookup.Found): each of its flows

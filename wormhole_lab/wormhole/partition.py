@@ -363,7 +363,7 @@ class Partitions:
         out = np.empty(int(s.fl[flows, L.FL_PATH_LEN].sum() + s.fl[flows, L.FL_APATH_LEN].sum()), dtype=np.int64)
         return np.unique(out[: _at_ports_of(s.fl, s.pt, s.path_ports, flows, out)])
 
-    def place(self, log: np.ndarray) -> tuple[list[int], np.ndarray]:
+    def place(self, log: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply a batch of flow events, rows of (flow, time, kind: ``START``, ``COMPLETION``, or a flow that
         started and completed in this batch, ``PASSED_START`` and ``PASSED_COMPLETION``). Returns the ids it
         touched (changed, merged away or emptied; ``alive_among`` and ``changed_at`` tell which is which), and the
