@@ -174,3 +174,26 @@ def test_a_settled_dcqcn_incast_is_fast_forwarded_at_its_cycle_goodput(n, size):
     assert wormhole.attrs["skips"] > 0
     assert float(wormhole["time_fastforward_fraction"].min()) > 0.2
     np.testing.assert_allclose(wormhole["fct"].values, packet["fct"].values, rtol=0.01)
+
+
+def hpcc_run(flows, n_hosts):
+    scenario = Scenario(star(n_hosts), flows, preset("hp"), telemetry=Telemetry.off())
+    return Simulation(scenario, mode="wormhole").run()
+
+
+def test_while_every_active_flow_is_skipped_the_sampler_does_not_tick():
+    """A lone HPCC flow is skipped from its first window to its tail: twice the bytes is 1.8 ms more skip, which
+    at one tick per microsecond would be ~1,800 events more."""
+    short = hpcc_run(make_flows([0], [1], [20_000_000], 0), 2)
+    long = hpcc_run(make_flows([0], [1], [40_000_000], 0), 2)
+    assert short.attrs["skips"] == long.attrs["skips"] == 1
+    assert long.attrs["events_executed"] - short.attrs["events_executed"] < 100
+
+
+def test_the_sampler_wakes_for_a_flow_that_starts_during_a_skip():
+    """A flow that starts while the only other one is skipped (on other ports) is sampled from its start on, as
+    if it ran alone: its skips and FCT are those of a run without the other flow."""
+    alone = hpcc_run(make_flows([2], [3], [10_000_000], 1_000_000_000), 4)
+    beside = hpcc_run(make_flows([0, 2], [1, 3], [40_000_000, 10_000_000], [0, 1_000_000_000]), 4)
+    assert alone.attrs["skips"] == 1 and beside.attrs["skips"] == 2
+    assert beside["fct"].values[1] == alone["fct"].item()
