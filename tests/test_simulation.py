@@ -1,4 +1,5 @@
-"""Packet mode end to end: timing of a lone flow, conservation, fairness, loss recovery, determinism."""
+"""Packet mode end to end: timing of a lone flow, conservation, fairness, loss recovery, determinism; kernels loaded
+in the set-up."""
 
 import warnings
 
@@ -216,3 +217,55 @@ def test_the_run_reports_its_memory_per_flow(incast):
     assert ds.attrs["engine_bytes"] == sim._state.nbytes() > 0
     assert ds.attrs["flow_table_bytes"] == scenario.flows.nbytes > 0
     assert ds.attrs["bytes_per_flow"] == (ds.attrs["engine_bytes"] + ds.attrs["flow_table_bytes"]) / 4
+
+
+_NO_KERNEL_LOADS_MID_RUN = """
+import sys, tempfile
+import numpy as np
+from numba.core.registry import CPUDispatcher
+from wormhole_lab.engine.presets import preset
+from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.topology.builders import leaf_spine
+from wormhole_lab.workload.flows import make_flows
+from wormhole_lab.wormhole import controller
+from wormhole_lab.wormhole.settings import WormholeConfig
+
+def signatures():
+    return {(name, key): len(value.signatures) for name, module in list(sys.modules.items())
+            if name.startswith("wormhole_lab") for key, value in vars(module).items()
+            if isinstance(value, CPUDispatcher)}
+
+first = {}  # per controller, the kernels' signatures at its run's first return to Python, after its set-up
+on_stop = controller.WormholeController.on_stop
+def first_stop(self, *args):
+    first.setdefault(id(self), signatures())
+    return on_stop(self, *args)
+controller.WormholeController.on_stop = first_stop
+
+# two rounds of three flows across a leaf-spine: the second round takes the first one's transients
+starts = [0, 0, 10**8, 3 * 10**9, 3 * 10**9, 3 * 10**9 + 10**8]
+flows = make_flows([0, 1, 2, 0, 1, 2], [4, 5, 6, 4, 5, 6], [3_000_000] * 6, starts)
+with tempfile.TemporaryDirectory() as folder:
+    for _ in range(2):
+        memo = WormholeConfig(memo=folder + "/memo.sqlite")
+        scenario = Scenario(leaf_spine(2, 2, 4), flows, preset("hp"), wormhole=memo)
+        simulation = Simulation(scenario, mode="wormhole")
+        ds = simulation.run()
+        before = first[id(simulation.controller)]
+        loaded = {k: v for k, v in signatures().items() if v != before.get(k, 0)}
+        print(ds.attrs["memo_hits"], ds.attrs["skips"], loaded)
+"""
+
+
+def test_wormhole_mode_loads_every_kernel_in_its_set_up():
+    """No kernel compiles or loads once a Wormhole run has begun (it would stall the run, outside the set-up its
+    summary reports), with a fresh memo DB or one that hits; a process of its own, where nothing is loaded yet."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _NO_KERNEL_LOADS_MID_RUN], capture_output=True, text=True, check=True)
+    rounds = [line.split(" ", 2) for line in out.stdout.splitlines()]
+    assert len(rounds) == 2
+    assert [eval(loaded) for *_, loaded in rounds] == [{}, {}]
+    hits, skips = int(rounds[1][0]), int(rounds[0][1])
+    assert hits > 0 and skips > 0  # the memo and the fast-forward paths were taken

@@ -242,7 +242,8 @@ class WormholeController:
                 "flow; delete the file or give another --memo"
             )
         ports = self.partitions.ports(part)
-        dt = self.ff.plan_memo(part, ids, found.moved, state_float[:, GOODPUT], ports, now, t_conv, horizon, settled)
+        goodput = np.ascontiguousarray(state_float[:, GOODPUT])  # one compiled signature for every skip length
+        dt = self.ff.plan_memo(part, ids, found.moved, goodput, ports, now, t_conv, horizon, settled)
         if dt < 0:
             return False
         self.ff.memo_jump(part, now, t_conv, found, ports, dt)
