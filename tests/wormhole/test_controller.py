@@ -1,6 +1,7 @@
 """The controller takes the kernel's flow log lazily: partitions stay exact, results match eager placement."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -9,11 +10,12 @@ import pytest
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import EngineState
-from wormhole_lab.simulation import Scenario, Simulation, prepare
+from wormhole_lab.simulation import Scenario, Simulation, compile_wormhole, prepare
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole.controller import WormholeController
+from wormhole_lab.wormhole.fastforward import TAIL_PACKETS
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 DATA = Path(__file__).parents[1] / "data" / "wormhole"
@@ -141,3 +143,25 @@ def test_set_up_of_a_hundred_thousand_flows_holds_little_beyond_the_engine_table
     # (HPCC's hops, the steady test's rings, sums and cycle marks: ~1.6 kB) is held per slot of an active flow
     assert state.nbytes() / len(flows) < 800
     assert peak < 1.15 * state.nbytes() + 30 * 2**20, f"{peak / len(flows):.0f} B per flow at the peak"
+
+
+def test_a_partition_with_a_member_down_to_its_tail_is_neither_looked_up_nor_watched(tmp_path, monkeypatch):
+    """A DCQCN 3-to-1 incast: at its first completions the others have sent everything, and no stored transient
+    can fit them; the partition that formed at the start is looked up and watched."""
+    seen = []
+    formed = WormholeController._formed
+
+    def recording(self, part, now, horizon, looks, i):
+        flows = looks.flows[looks.offsets[i] : looks.offsets[i + 1]]
+        left = int((self.state.fl[flows, L.FL_SIZE] - self.state.fl[flows, L.FL_SND_NXT]).min())
+        lookups = self.memo.lookups
+        formed(self, part, now, horizon, looks, i)
+        seen.append((left < TAIL_PACKETS * self.ff.payload, self.memo.lookups > lookups, part in self.pending))
+
+    flows = make_flows([1, 2, 3], [0, 0, 0], [1_000_000] * 3, 0)
+    scenario = Scenario(star(4), flows, preset("dcqcn"), telemetry=Telemetry.off())
+    compile_wormhole()  # its own run goes through _formed too
+    monkeypatch.setattr(WormholeController, "_formed", recording)
+    Simulation(replace(scenario, wormhole=WormholeConfig(memo=tmp_path / "memo.sqlite")), mode="wormhole").run()
+    assert (False, True, True) in seen and (True, False, False) in seen
+    assert set(seen) == {(False, True, True), (True, False, False)}

@@ -121,7 +121,7 @@ def test_paths_alike_in_length_but_sharing_differently_are_another_layout(lookup
 def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_stored(lookup, monkeypatch):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     store(lookup, [0, 1, 2], rates)
-    layouts = counted(monkeypatch, lookup, "_layout")
+    layouts = counted(monkeypatch, lookup, "_layouts")
     assert find(lookup, [3, 4, 5], {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
     assert find(lookup, [12, 13, 14], rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
@@ -141,3 +141,18 @@ def test_which_stored_flow_stands_for_which_does_not_depend_on_the_order_members
         fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)  # no layout cache
         mappings.add(tuple(sorted(find(fresh, order, rates).mapping.items())))
     assert len(mappings) == 1
+
+
+def test_partitions_looked_up_together_find_what_each_finds_alone(lookup):
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    store(lookup, [0, 1, 2], rates)
+    parts = [[3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14]]
+    fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)
+    alone = [find(fresh, p, rates) for p in parts]
+    flows = np.array([f for p in parts for f in p])
+    labels = lookup.labels_of(flows, np.full(len(flows), LINE))
+    offsets = np.arange(0, len(flows) + 1, 3)
+    sorted_labels = np.concatenate([np.sort(labels[a : a + 3]) for a in offsets[:-1]])
+    together = lookup.find_all(flows, offsets, np.full(len(flows), LINE), labels, sorted_labels, np.array([0, 2, 3]))
+    assert [None if f is None else f.mapping for f in together] == [alone[0].mapping, None, alone[2].mapping, None]
+    assert alone[1] is None and alone[3] is None  # another pattern, and the same labels on ports shared otherwise

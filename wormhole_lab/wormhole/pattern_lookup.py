@@ -69,7 +69,7 @@ class PatternLookup:
         # a flow's FCG label but for its rate level: path shape and line rate, each as a code
         self._flow_label = (codes << LABEL_SHIFT) | line_code.ravel()
         self._code_of = ({name: i for i, name in enumerate(names)}, {int(b): i for i, b in enumerate(lines.tolist())})
-        self._layouts: dict[bytes, tuple[str, tuple | None]] = {}
+        self._layouts_seen: dict[bytes, tuple[str, tuple | None]] = {}
         self._parsed: dict = {}
         self._labels = {self._stored_labels(from_json(text)) for text in memo.graphs(fingerprint)}
         self._number = np.full(int(paths.table[0].max(initial=-1)) + 1, -1, dtype=np.int64)
@@ -86,27 +86,43 @@ class PatternLookup:
             codes.append((int(level) << 2 * LABEL_SHIFT) | (shape_of[shape] << LABEL_SHIFT) | line_of[int(line)])
         return np.sort(np.array(codes, dtype=np.int64)).tobytes()
 
-    def find(self, flows: np.ndarray, rates: np.ndarray, labels=None, label_set=None) -> Found | None:
+    def find(self, flows: np.ndarray, rates: np.ndarray) -> Found | None:
         """The stored transient for the partition of ``flows`` (ids, any order) sending at ``rates`` (bit/s, one per
-        flow), or None. ``labels`` (``labels_of``) and ``label_set`` (their sorted bytes) may come computed
-        already."""
+        flow), or None."""
         flows = np.asarray(flows, dtype=np.int64)
-        if labels is None:
-            labels = self.labels_of(flows, rates)
-        if label_set is None:
-            label_set = np.sort(labels).tobytes()
-        if label_set not in self._labels:
-            return None
-        layout, order = self._layout(flows, labels)
-        known = self._layouts.get(layout)
+        labels = self.labels_of(flows, rates)
+        offsets = np.array([0, len(flows)], dtype=np.int64)
+        return self.find_all(flows, offsets, np.asarray(rates), labels, np.sort(labels), np.zeros(1, dtype=np.int64))[0]
+
+    def find_all(self, flows, offsets, rates, labels, sorted_labels, which: np.ndarray) -> list[Found | None]:
+        """``find`` for the partitions ``which`` of several, the i-th of ``flows[offsets[i] : offsets[i + 1]]`` at
+        those ``rates``, with their ``labels`` (``labels_of``) and ``sorted_labels`` (each partition's in order);
+        None for the others. Their layouts are made in one compiled call. Once the memo DB turns unusable the rest
+        find nothing (``WormholeController._formed`` looks no further either)."""
+        sets, bounds = sorted_labels.tobytes(), (offsets * 8).tolist()
+        found: list[Found | None] = [None] * (len(offsets) - 1)
+        known = [i for i in which.tolist() if sets[bounds[i] : bounds[i + 1]] in self._labels]
+        if not known:
+            return found
+        layouts, order = self._layouts(flows, offsets, labels, np.array(known, dtype=np.int64))
+        for i, layout in zip(known, layouts, strict=True):
+            if not self.memo.usable:
+                break
+            a, b = offsets[i], offsets[i + 1]
+            found[i] = self._found(layout, flows[a:b][order[a:b]], rates[a:b])
+        return found
+
+    def _found(self, layout: bytes, ordered: np.ndarray, rates: np.ndarray) -> Found | None:
+        """What a partition of ``layout``, its flows ``ordered`` as the layout lists them, finds stored."""
+        known = self._layouts_seen.get(layout)
         if known is None:
-            graph = self.graph(flows, rates)
-            known = self._remember(layout, order, graph, canonical_key(graph))
+            graph = self.graph(ordered, rates)
+            known = self._remember(layout, ordered.tolist(), graph, canonical_key(graph))
         stored = known[1]
         if stored is None:
             return None
         value, positions, moved, state_int, state_float = stored
-        return Found(value, np.asarray(order, dtype=np.int64)[positions], moved, state_int, state_float)
+        return Found(value, ordered[positions], moved, state_int, state_float)
 
     def labels_of(self, flows: np.ndarray, rates) -> np.ndarray:
         """The FCG vertex labels of ``flows`` at ``rates`` as int64 codes."""
@@ -130,17 +146,19 @@ class PatternLookup:
                 np.array([entry["float"] for entry in entries], dtype=np.float64).reshape(len(entries), -1),
             )
         known = (key, stored)
-        self._layouts[layout] = known
+        self._layouts_seen[layout] = known
         return known
 
-    def _layout(self, flows: np.ndarray, labels: np.ndarray) -> tuple[bytes, list[int]]:
-        """The partition's layout and its flows in layout order (see the module's docstring)."""
+    def _layouts(self, flows, offsets, labels, which: np.ndarray) -> tuple[list[bytes], np.ndarray]:
+        """The layouts of partitions ``which`` (as ``find_all``'s) and, per flow, its position in its partition's
+        layout order (see the module's docstring)."""
         paths = self.paths.table
-        data_length, ack_length = paths[2], paths[4]
-        out = np.empty(int(data_length[flows].sum() + ack_length[flows].sum()) + 3 * len(flows), dtype=np.int64)
-        order = np.arange(len(flows), dtype=np.int64)
-        used = _layout_of(*paths, flows, labels, self._number, order, out)
-        return out[:used].tobytes(), flows[order].tolist()
+        room = paths[2][flows] + paths[4][flows] + 3
+        out = np.empty(int(room.sum()), dtype=np.int64)
+        order, ends = np.empty(len(flows), dtype=np.int64), np.empty(len(which), dtype=np.int64)
+        _layouts_of(*paths, flows, labels, offsets, which, self._number, order, out, ends)
+        begins = [0, *ends[:-1].tolist()]
+        return [out[a:b].tobytes() for a, b in zip(begins, ends.tolist(), strict=True)], order
 
     def store(self, flows: np.ndarray, rates: np.ndarray, value: dict) -> None:
         """Insert an entry for the partition of ``flows`` at ``rates`` (as ``find``; ``value`` lists its flows in
@@ -152,8 +170,10 @@ class PatternLookup:
         labels = self.labels_of(flows, rates)
         layout = None
         if np.sort(labels).tobytes() in self._labels:
-            layout, order = self._layout(flows, labels)
-            known = self._layouts.get(layout)
+            whole = np.array([0, len(flows)], dtype=np.int64)
+            (layout,), order = self._layouts(flows, whole, labels, np.zeros(1, dtype=np.int64))
+            order = flows[order].tolist()
+            known = self._layouts_seen.get(layout)
             if known is not None and known[1] is not None:
                 return
         graph = self.graph(flows, rates)
@@ -163,7 +183,7 @@ class PatternLookup:
         self.memo.insert(self.fingerprint, key, to_json(graph), value)
         self._labels.add(self._stored_labels(graph))
         # only layouts under this key can find the new entry: the others keep what they found
-        self._layouts = {layout: known for layout, known in self._layouts.items() if known != (key, None)}
+        self._layouts_seen = {layout: known for layout, known in self._layouts_seen.items() if known != (key, None)}
 
     def graph(self, flows: np.ndarray, rates: np.ndarray):
         """The partition's FCG, its vertices in ascending flow id: the isomorphism found first, and so which stored
@@ -258,3 +278,19 @@ def _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows, lab
         for k in range(ack_begin[f], ack_begin[f] + ack_length[f]):
             number[table[k]] = -1
     return used
+
+
+@kernel
+def _layouts_of(table, data_begin, data_length, ack_begin, ack_length, flows, labels, offsets, which, number, order,
+                out, ends):  # fmt: skip
+    """``_layout_of`` for partitions ``which``, the i-th of ``flows[offsets[i] : offsets[i + 1]]``: their layouts one
+    after another in ``out``, the k-th ending at ``ends[k]``, and each flow's position in its layout order in
+    ``order``."""
+    used = 0
+    for k in range(len(which)):
+        a, b = offsets[which[k]], offsets[which[k] + 1]
+        for j in range(b - a):
+            order[a + j] = j
+        used += _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows[a:b], labels[a:b], number,
+                           order[a:b], out[used:])  # fmt: skip
+        ends[k] = used
