@@ -22,6 +22,7 @@ from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKE
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import Found, PatternLookup
+from wormhole_lab.wormhole.segments import sort_segments
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
@@ -171,13 +172,13 @@ class WormholeController:
         flows, offsets = self.partitions.members_of(parts)
         rates = self.state.fl[flows, L.FL_RATE]
         labels = self.lookup.labels_of(flows, rates)
-        segment = np.repeat(np.arange(len(parts)), np.diff(offsets))
         ascending = np.sort(flows)
         start = self.ff.unqueued(ascending)[np.searchsorted(ascending, flows)]
         fl = self.state.fl
         left = np.minimum.reduceat(fl[flows, L.FL_SIZE] - fl[flows, L.FL_SND_NXT], offsets[:-1])
         spent = left < TAIL_PACKETS * self.ff.payload
-        sorted_labels = labels[np.lexsort((labels, segment))]
+        sorted_labels = labels.copy()
+        sort_segments(sorted_labels, offsets)
         found = self.lookup.find_all(flows, offsets, rates, labels, sorted_labels, np.flatnonzero(~spent))
         return Looks(flows, offsets, rates, start, spent, found)
 

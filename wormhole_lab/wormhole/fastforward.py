@@ -170,6 +170,16 @@ def _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, flo
 
 
 @kernel
+def _take_stored(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, float_cols, resume_at, moved, payload,
+                 dt, credit):  # fmt: skip
+    """``_restore``, then each flow's ``credit``: the stored bytes it ``moved`` and ``dt`` ps at its restored goodput,
+    each in whole packets."""
+    _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, float_cols, resume_at)
+    for i in range(len(flows)):
+        credit[i] = moved[i] // payload * payload + np.int64(ff[flows[i], L.FF_GOODPUT] * dt) // payload * payload
+
+
+@kernel
 def _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
     """``FastForward.plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start
     joins before the first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from
@@ -178,6 +188,33 @@ def _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent,
         return False
     after = _until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
     return _next_known_start(offsets, times, starters, fl, ports, now) - now - t_conv >= after
+
+
+@kernel
+def _base_cap(fl, path_ports, flows, count, first):
+    """``FastForward._cap`` before any skip of the partition: none for flows that share no data port, else
+    ``first``."""
+    return NEVER if _no_shared_data_port(fl, path_ports, flows, count) else first
+
+
+@kernel
+def _plan_memo(fl, path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv, settled, tail,
+               payload, horizon, min_skip, cap, first, count, sent):  # fmt: skip
+    """``FastForward.plan_memo``'s test and span: (-1, 0) when the transient does not fit (``_memo_fits``); else the
+    fast-forward that follows it (0: none) and that skip's cap (``cap``, or ``_base_cap``'s when it is -1).
+    ``sent``: scratch of at least a flow per member."""
+    for i in range(len(flows)):
+        sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i]
+    if not _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+        return -1, 0
+    if not settled:
+        return 0, 0
+    for i in range(len(flows)):
+        sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i] // payload * payload
+    if cap < 0:
+        cap = _base_cap(fl, path_ports, flows, count, first)
+    return _skip_span(fl, offsets, times, starters, ports, flows, goodput, sent, now + t_conv, tail, horizon, min_skip,
+                      cap), cap  # fmt: skip
 
 
 @kernel
@@ -290,14 +327,15 @@ class FastForward:
         self.auditor = None  # an audit.Auditor, offered every skip before it is taken
         self.window_ps = window_ps
         self.theta = theta
-        self.history: dict[int, tuple[dict, int]] = {}  # per partition: goodputs of its last skip, skip cap
+        self.history: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}  # per partition: its last skip's flows,
+        # their goodputs and its cap
         self.payload = int(state.ci[L.CI_PAYLOAD])
         self.data_wire = self.payload + int(state.ci[L.CI_DATA_HDR])
         self.min_skip_ps = min_skip_ps
         self.paths = FlowPaths.of_state(state)
         _, _, data_hops, _, ack_hops = self.paths.table
         self._hops = data_hops + ack_hops
-        n_ports = len(state.pt)  # scratch of shares_disagree and _uncontended, per port
+        n_ports = len(state.pt)  # scratch of shares_disagree and the caps, per port
         self._port_sum, self._port_fastest = np.zeros(n_ports), np.zeros(n_ports)
         self._port_count, self._port_flag = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports, dtype=np.int64)
         self._port_touched = np.zeros(n_ports, dtype=np.int64)
@@ -309,6 +347,7 @@ class FastForward:
         # the kernel reads a skip's credits by flow id; one array serves every skip (only its flows are set), as
         # an array per skip cost O(flows) each time and kept ~0.4 MB per skip of GPT-175B alive in the log
         self._credit = np.zeros(len(flows), dtype=np.int64)
+        self._sent = np.zeros(len(flows), dtype=np.int64)  # scratch of plan_memo
         self._shift = np.zeros(len(state.parts), dtype=np.int64)  # per partition id, the shift being applied, ps
         self._shifts: dict[int, tuple] = {}  # partition -> (shift, ports, flows, credits) waiting for the batch's end
         self._batching = False
@@ -349,13 +388,13 @@ class FastForward:
         cannot see changing); their skips are bounded, the bound doubling while the measured rates stay
         within theta/2 of the previous skip's and halving when they moved more. Flows whose data never
         share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
-        if self._uncontended(flows):
-            return NEVER
-        first = FIRST_CAP_WINDOWS * self.window_ps
+        s = self.state
+        base = _base_cap(s.fl, s.path_ports, flows, self._port_count, FIRST_CAP_WINDOWS * self.window_ps)
         previous = self.history.get(part)
-        if previous is None:
-            return first
-        rates, cap = previous
+        if base == NEVER or previous is None:
+            return base
+        before, their_goodput, cap = previous
+        rates = dict(zip(before.tolist(), their_goodput.tolist(), strict=True))
         drift = max(
             abs(g - rates[f]) / rates[f] if f in rates else 1.0
             for f, g in zip(flows.tolist(), goodput.tolist(), strict=True)
@@ -401,9 +440,6 @@ class FastForward:
                 load.setdefault(p, []).append(f)
         return load
 
-    def _uncontended(self, flows: np.ndarray) -> bool:
-        return bool(_no_shared_data_port(self.state.fl, self.state.path_ports, flows, self._port_count))
-
     def _span(self, part: int, flows, goodput, sent, ports: np.ndarray, t: int, horizon: int) -> int:
         """How long partition ``part`` may be skipped from ``t``, its ``flows`` at ``goodput`` (bytes/ps) having sent
         ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room, or a known start joins
@@ -413,7 +449,7 @@ class FastForward:
         dt = int(_skip_span(self.state.fl, offsets, times, starters, ports, flows, goodput, sent, t,
                             TAIL_PACKETS * self.payload, horizon, self.min_skip_ps, cap))  # fmt: skip
         if dt:
-            self.history[part] = (dict(zip(flows.tolist(), goodput.tolist(), strict=True)), cap)
+            self.history[part] = (flows, goodput, cap)
         return dt
 
     def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
@@ -435,15 +471,15 @@ class FastForward:
         ``settled``, went on at ``goodput``, bytes/ps), is taken for partition ``part`` (on ``ports``) at ``now``:
         -1 when it does not fit (``_memo_fits``). Otherwise the fast-forward that follows a settled one, measured
         from its end as ``_span`` measures any (0: none)."""
-        fl, tail = self.state.fl, TAIL_PACKETS * self.payload
-        offsets, times, starters = self._known_starts
-        sent = fl[flows, L.FL_SND_NXT] + moved
-        if not _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
-            return -1
-        if not settled:
-            return 0
-        sent = fl[flows, L.FL_SND_NXT] + moved // self.payload * self.payload
-        return self._span(part, flows, goodput, sent, ports, now + t_conv, horizon)
+        s, (offsets, times, starters) = self.state, self._known_starts
+        # a partition that just formed has no skip history (``forget``): the compiled plan takes the first cap
+        cap = self._cap(part, flows, goodput) if part in self.history else -1
+        dt, cap = _plan_memo(s.fl, s.path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv,
+                             settled, TAIL_PACKETS * self.payload, self.payload, horizon, self.min_skip_ps, cap,
+                             FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent)  # fmt: skip
+        if dt > 0:
+            self.history[part] = (flows, goodput, cap)
+        return int(dt)
 
     def memo_jump(self, part: int, now: int, t_conv: int, found, ports: np.ndarray, dt: int) -> None:
         """Skip a transient whose outcome the memo DB knows (``found``, a pattern_lookup.Found): each of its flows
@@ -452,12 +488,12 @@ class FastForward:
         re-qualifying; after one that ended at a member's mark (``dt`` 0) the partition goes on packet by packet."""
         s = self.state
         flows = found.flows
-        credit = found.moved // self.payload * self.payload
         if self.auditor is not None:
-            self.auditor.offer_memo(part, now, t_conv, dict(zip(flows.tolist(), credit.tolist(), strict=True)))
-        _restore(s.g, s.events, s.fl, s.ff, s.ci, flows, found.state_int, found.state_float, _STATE_INT, _STATE_FLOAT,
-                 now + t_conv)  # fmt: skip
-        credit += (s.ff[flows, L.FF_GOODPUT] * dt).astype(np.int64) // self.payload * self.payload
+            stored = found.moved // self.payload * self.payload
+            self.auditor.offer_memo(part, now, t_conv, dict(zip(flows.tolist(), stored.tolist(), strict=True)))
+        credit = np.empty(len(flows), dtype=np.int64)
+        _take_stored(s.g, s.events, s.fl, s.ff, s.ci, flows, found.state_int, found.state_float, _STATE_INT,
+                     _STATE_FLOAT, now + t_conv, found.moved, self.payload, dt, credit)  # fmt: skip
         self.skips_taken += dt > 0
         self._jump(part, ports, now, t_conv + dt, flows, credit, credit / (t_conv + dt), memo_until=now + t_conv)
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.jit import kernel
+from wormhole_lab.wormhole.segments import sort_segments
 
 # what a row of the batch is (``Partitions.place``)
 START, COMPLETION, PASSED_START, PASSED_COMPLETION = 0, 1, 2, 3
@@ -403,8 +404,8 @@ class Partitions:
         qs = np.asarray(parts, dtype=np.int64)
         offsets = np.zeros(len(qs) + 1, dtype=np.int64)
         flows = self._out_flows[: _members_of(self._flow, self._part, qs, self._out_flows, offsets)].copy()
-        segment = np.repeat(np.arange(len(qs)), np.diff(offsets))
-        return flows[np.lexsort((flows, segment))], offsets
+        sort_segments(flows, offsets)
+        return flows, offsets
 
     def ports(self, part: int) -> np.ndarray:
         """The ports of partition ``part``'s flows."""
