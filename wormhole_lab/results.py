@@ -179,16 +179,12 @@ def busy_time_ps(starts: np.ndarray, ends: np.ndarray) -> int:
     """Length of the union of [start, end) intervals: how long at least one of the flows was on the wire."""
     if not len(starts):
         return 0
-    order = np.argsort(starts)
-    total, cur_start, cur_end = 0, int(starts[order[0]]), int(ends[order[0]])
-    for i in order[1:]:
-        s, e = int(starts[i]), int(ends[i])
-        if s > cur_end:
-            total += cur_end - cur_start
-            cur_start, cur_end = s, e
-        else:
-            cur_end = max(cur_end, e)
-    return total + cur_end - cur_start
+    order = np.argsort(starts, kind="stable")
+    starts, reach = np.asarray(starts)[order], np.maximum.accumulate(np.asarray(ends)[order])
+    # a stretch of overlapping intervals ends where the next starts after every end so far
+    first = np.flatnonzero(np.r_[True, starts[1:] > reach[:-1]])
+    last = np.r_[first[1:] - 1, len(starts) - 1]
+    return int((reach[last] - starts[first]).sum())
 
 
 def iteration_summary(data, tail_ps: int = 0) -> dict:
