@@ -25,14 +25,21 @@ def short_flows_state(eager, log_rows: int | None = None, stagger_ps: int = 3_00
     return state
 
 
-def run_collecting(state):
-    """Run to the end, taking the log at every return as the layer above would; returns (stops, log rows)."""
+def run_collecting(state, quiet: bool = False):
+    """Run to the end, taking the log at every return as the layer above would; returns (stops, log rows). With
+    ``quiet`` each flow is placed alone in a partition that needs no return at its completion (``PA_QUIET_FOR``)."""
     stops, rows = [], []
     while True:
         stop = advance(state, 10**12)
         stops.append(stop)
-        rows += state.flow_log[: state.g[L.G_FLOW_LOG_N]].tolist()
+        taken = state.flow_log[: state.g[L.G_FLOW_LOG_N]]
+        rows += taken.tolist()
+        if quiet:
+            for f in taken[taken[:, L.FLOG_STARTED] == 1, L.FLOG_FLOW]:
+                state.fl[f, L.FL_PART] = f
+                state.parts[f, L.PA_QUIET_FOR] = f
         state.g[L.G_FLOW_LOG_N] = 0
+        state.g[L.G_LOG_STARTS] = 0
         if stop not in ("flow_event", "steady"):
             return stops, np.array(rows)
 
@@ -97,3 +104,28 @@ def test_a_completion_marks_its_partition_as_possibly_split_at_the_first_complet
     stops, _ = run_collecting(state)
     assert stops == ["all_done"]
     assert state.parts[0, L.PA_LEFT_AT] == state.fl[0, L.FL_FINISH] < state.fl[1, L.FL_FINISH]
+
+
+def test_an_eager_completion_the_layer_above_called_quiet_is_logged_without_a_return():
+    state = short_flows_state(eager=True)
+    stops, rows = run_collecting(state, quiet=True)
+    assert stops == ["flow_event"] * N_FLOWS + ["all_done"]  # the starts only
+    check_log(state, rows)
+
+
+def test_a_quiet_completion_returns_while_a_start_waits_in_the_log():
+    """Only flow 0 is eager; flow 1 starts while it runs: its partition is not known yet, so flow 0's completion
+    may leave one the layer above looks up."""
+    state = short_flows_state(eager=np.arange(N_FLOWS) == 0, stagger_ps=1_000_000)
+    stops, rows = run_collecting(state, quiet=True)
+    check_log(state, rows)
+    assert state.fl[1, L.FL_STARTED_AT] < state.fl[0, L.FL_FINISH]
+    assert stops == ["flow_event"] * 2 + ["all_done"]
+
+
+def test_once_a_qp_went_back_every_eager_completion_returns():
+    state = short_flows_state(eager=True)
+    state.g[L.G_WENT_BACK] = 1
+    stops, rows = run_collecting(state, quiet=True)
+    assert stops == ["flow_event"] * (2 * N_FLOWS) + ["all_done"]
+    check_log(state, rows)

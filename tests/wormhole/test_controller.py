@@ -16,6 +16,7 @@ from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole.controller import WormholeController
 from wormhole_lab.wormhole.fastforward import TAIL_PACKETS
+from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 DATA = Path(__file__).parents[1] / "data" / "wormhole"
@@ -165,3 +166,32 @@ def test_a_partition_with_a_member_down_to_its_tail_is_neither_looked_up_nor_wat
     Simulation(replace(scenario, wormhole=WormholeConfig(memo=tmp_path / "memo.sqlite")), mode="wormhole").run()
     assert (False, True, True) in seen and (True, False, False) in seen
     assert set(seen) == {(False, True, True), (True, False, False)}
+
+
+def test_completions_that_leave_nothing_to_look_up_need_no_return_and_change_nothing(tmp_path, monkeypatch):
+    """A DCQCN 3-to-1 incast: once the first flow completed, the other two have sent everything, so the kernel does
+    not return at their completions; the results are those of a run that returns at each."""
+    returns = []
+    on_stop = WormholeController.on_stop
+
+    def counting(self, steady, horizon):
+        returns.append(int(self.state.g[L.G_FLOW_LOG_N]))
+        on_stop(self, steady, horizon)
+
+    flows = make_flows([1, 2, 3], [0, 0, 0], [1_000_000] * 3, 0)
+    scenario = Scenario(star(4), flows, preset("dcqcn"), telemetry=Telemetry.off())
+    compile_wormhole()
+    monkeypatch.setattr(WormholeController, "on_stop", counting)
+
+    def run(memo: str):
+        returns.clear()
+        ds = Simulation(replace(scenario, wormhole=WormholeConfig(memo=tmp_path / memo)), mode="wormhole").run()
+        return ds, list(returns)
+
+    quiet, quiet_returns = run("quiet.sqlite")
+    monkeypatch.setattr(Partitions, "mark_quiet", lambda self, parts, tail: None)
+    every, every_returns = run("every.sqlite")
+    assert len(set(every["fct"].values.tolist())) == 3  # three completions at three instants
+    # rows of the flow log at each return that had any: the last two completions come back with the run's end
+    assert [n for n in quiet_returns if n] == [3, 1, 2] and [n for n in every_returns if n] == [3, 1, 1, 1]
+    np.testing.assert_array_equal(quiet["fct"].values, every["fct"].values)

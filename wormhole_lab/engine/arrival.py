@@ -143,7 +143,7 @@ def _receive_ack(
     if completed:
         qp.complete(g, events, fl, active, child_offset, children, f, now)
     elif pk[k, PK_KIND] == KIND_NACK:
-        qp.go_back(fl, f)
+        qp.go_back(g, fl, f)
     if pk[k, PK_ECN]:
         fl[f, FL_CNPS] += 1
     # RdmaHw::ReceiveAck runs the CC's ACK handler after QpComplete as well: on the ACK that completes an HPCC

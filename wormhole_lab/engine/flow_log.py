@@ -4,7 +4,8 @@ Returning to Python at every flow event costs more than the events between them 
 short and many. So the kernel logs them and returns only when the layer above must act now: the log
 is full; a flow marked ``FL_EAGER`` started or completed (memo lookups need a partition as it forms;
 the kernel returns once the other events of that instant have run, so that flows starting together,
-as in a collective, form their partition in one step); or a starting flow touches a partition that is
+as in a collective, form their partition in one step), unless the layer above said that completions in
+its partition form none it would look up (``PA_QUIET_FOR``); or a starting flow touches a partition that is
 being fast-forwarded (it must skip back to this moment). Otherwise the log waits until a partition may
 be steady once the logged flows are placed.
 """
@@ -25,8 +26,11 @@ from wormhole_lab.engine.layout import (
     G_FLOW_EVENT,
     G_FLOW_LOG_N,
     G_LOG_DUE,
+    G_LOG_STARTS,
     G_NOW,
+    G_WENT_BACK,
     PA_LEFT_AT,
+    PA_QUIET_FOR,
     PA_SKIP_END,
     PT_PART,
 )
@@ -53,7 +57,9 @@ def record(g, pt, fl, parts, path_ports, flow_log):
     started = fl[f, FL_STATE] == FS_ACTIVE
     flow_log[n, FLOG_STARTED] = started
     g[G_FLOW_LOG_N] = n + 1
+    quiet = False
     if started:
+        g[G_LOG_STARTS] += 1
         fl[f, FL_PART] = parts.shape[0] - 1  # the bucket of flows not placed in a partition yet
         if _touches_skip(pt, parts, path_ports, fl[f, FL_PATH_BEGIN], fl[f, FL_PATH_LEN], now) or _touches_skip(
             pt, parts, path_ports, fl[f, FL_APATH_BEGIN], fl[f, FL_APATH_LEN], now
@@ -61,8 +67,11 @@ def record(g, pt, fl, parts, path_ports, flow_log):
             return True
     else:
         p = fl[f, FL_PART]
-        if p < parts.shape[0] - 1 and parts[p, PA_LEFT_AT] == 0:
-            parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
-    if fl[f, FL_EAGER] == 1:
+        if 0 <= p < parts.shape[0] - 1:
+            if parts[p, PA_LEFT_AT] == 0:
+                parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
+            for_whom = parts[p, PA_QUIET_FOR]
+            quiet = g[G_LOG_STARTS] == 0 and g[G_WENT_BACK] == 0 and (for_whom == -1 or for_whom == f)
+    if fl[f, FL_EAGER] == 1 and not quiet:
         g[G_LOG_DUE] = 1
     return n + 1 == flow_log.shape[0]

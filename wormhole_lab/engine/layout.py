@@ -35,7 +35,9 @@ G_UNLINKED = 25  # 1 when Python scheduled events that wheel.link_scheduled must
 G_MARKED = 26  # partitioned runs: 1 when a flow passed its FL_MARK since the layer above last looked
 G_SLOT_FREE = 27  # first free row of fw (the wide state of active flows), -1 when none
 G_SLOT_FREE_COUNT = 28
-G_N = 29
+G_WENT_BACK = 29  # 1 once a QP went back to resend (sent bytes are not monotone then: see PA_QUIET_FOR)
+G_LOG_STARTS = 30  # partitioned runs: flow starts among the G_FLOW_LOG_N rows of the flow log
+G_N = 31
 
 VIOLATION_TIME_BACKWARDS = 1
 VIOLATION_PAUSED_TRANSMIT = 2
@@ -324,7 +326,10 @@ PA_RETRY_AT = 4  # no new skip before this time (the last attempt found too litt
 PA_SKIP_START = 5
 PA_CHANGED_AT = 6  # last change of membership (or end of a memo jump): the steady window must start after it
 PA_LEFT_AT = 7  # earliest completion of a member that the layer above has not taken yet (0: none)
-PA_N = 8
+# set by the layer above: the completion of any member (-1) or only of this flow needs no return to it, as long
+# as no start waits in the flow log and no QP went back; -2: every FL_EAGER completion does
+PA_QUIET_FOR = 8
+PA_N = 9
 
 # --- flow log: flow_log[int64], the flow starts and completions since the layer above last looked ---
 FLOG_FLOW = 0

@@ -33,6 +33,7 @@ from wormhole_lab.engine.layout import (
     G_DONE_COUNT,
     G_FLOW_EVENT,
     G_N_ACTIVE,
+    G_WENT_BACK,
     PT_QP_BEGIN,
     PT_QP_COUNT,
     PT_RATE,
@@ -98,8 +99,10 @@ def complete(g, events, fl, active, child_offset, children, f, now):
 
 
 @kernel
-def go_back(fl, f):
+def go_back(g, fl, f):
     """Resend from the first unacknowledged byte (NACK or timeout)."""
+    if fl[f, FL_SND_NXT] > fl[f, FL_SND_UNA]:
+        g[G_WENT_BACK] = 1
     fl[f, FL_RETX_BYTES] += fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
     fl[f, FL_SND_NXT] = fl[f, FL_SND_UNA]
 
@@ -111,7 +114,7 @@ def on_rto(g, events, fl, ci, f, now):
     Returns True when the QP went back and its NIC should be kicked."""
     fired = False
     if fl[f, FL_SND_NXT] > fl[f, FL_SND_UNA] and now - fl[f, FL_LAST_PROGRESS] >= ci[CI_RTO]:
-        go_back(fl, f)
+        go_back(g, fl, f)
         fl[f, FL_TIMEOUTS] += 1
         fl[f, FL_LAST_PROGRESS] = now
         fired = True

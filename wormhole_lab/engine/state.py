@@ -118,6 +118,7 @@ class EngineState:
         n = self.fl.shape[0]
         slots = self.fw.shape[0]
         self.parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
+        self.parts[:, L.PA_QUIET_FOR] = -2
         self.parts[n, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
         self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
         self.fl[:, L.FL_EAGER] = np.asarray(eager, dtype=bool)

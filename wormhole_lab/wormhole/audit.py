@@ -154,6 +154,7 @@ class Auditor:
             if stop == "invariant":
                 raise RuntimeError(f"the audit's replay of partition {part} from t={start} ps broke an invariant")
             copy.g[L.G_FLOW_LOG_N] = 0  # nobody places flows in the replay
+            copy.g[L.G_LOG_STARTS] = 0
             copy.g[L.G_TEL_ROW] = 0  # nor keeps its samples
         after = unqueued_bytes(copy, flows, ports)
         simulated = dict(zip(flows.tolist(), (after - before).tolist(), strict=True))

@@ -121,6 +121,7 @@ class WormholeController:
         g = self.state.g
         n, now = int(g[L.G_FLOW_LOG_N]), int(g[L.G_NOW])
         g[L.G_FLOW_LOG_N] = 0
+        g[L.G_LOG_STARTS] = 0
         g[L.G_LOG_DUE] = 0
         if n:
             self._place(n, now, horizon)
@@ -152,6 +153,8 @@ class WormholeController:
         # each changed partition is looked at once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
         alive = self.partitions.alive_among(touched)
+        if self.memo is not None:
+            self.partitions.mark_quiet(alive, TAIL_PACKETS * self.ff.payload)
         formed = self.partitions.changed_at(alive) == now
         self.ff.forget(alive)
         usable = formed.any() and self.memo is not None and self.memo.usable
