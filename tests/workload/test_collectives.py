@@ -197,3 +197,26 @@ def test_a_ring_made_as_arrays_is_the_ring_made_piece_by_piece(monkeypatch, fn, 
     assert arrays[0] == pieces[0] and arrays[1] == pieces[1]
     for column in ("src", "dst", "size", "gap_ps", "phase"):
         np.testing.assert_array_equal(getattr(arrays[2], column), getattr(pieces[2], column))
+
+
+@pytest.mark.parametrize("n, size, chunk", [(2, 10, None), (4, 4097, None), (4, 1000, 100), (5, 999, 7), (3, 9, 1)])
+def test_an_alltoall_made_as_arrays_is_the_alltoall_made_piece_by_piece(monkeypatch, n, size, chunk):
+    """As for rings: the same flows, dependencies, gaps and done ids (after deps and unequal gaps included)."""
+    from wormhole_lab.workload import collectives
+
+    def made(builder_of_alltoall):
+        monkeypatch.setattr(collectives, "_alltoall_of_flows", builder_of_alltoall)
+        b = FlowBuilder()
+        before = send_recv(b, 0, 1, 10, gap_ps=5)
+        gaps = dict.fromkeys(range(n), 3) | {0: 7}
+        done = alltoall(b, list(range(n)), size, after={0: before[0], 1: before[1]}, gap_ps=gaps, chunk_bytes=chunk)
+        table = b.build()
+        return done, [table.deps(i).tolist() for i in range(len(table))], table
+
+    def by_pieces(builder, ranks, shares, m, start, phase):
+        return collectives._alltoall_by_pieces(builder, ranks, shares, m, start, phase, None)
+
+    arrays, pieces = made(collectives._alltoall_of_flows), made(by_pieces)
+    assert len(arrays[1]) > 1 and arrays[0] == pieces[0] and arrays[1] == pieces[1]
+    for column in ("src", "dst", "size", "gap_ps", "phase"):
+        np.testing.assert_array_equal(getattr(arrays[2], column), getattr(pieces[2], column))

@@ -250,6 +250,14 @@ def alltoall(
     shares = split_bytes(size, n)
     m = _n_pieces(shares[0], chunk_bytes)
     start = _starts(ranks, after, gap_ps)
+    if shares[-1] >= m:  # every piece has bytes: each makes a flow
+        return _alltoall_of_flows(builder, ranks, shares, m, start, phase)
+    return _alltoall_by_pieces(builder, ranks, shares, m, start, phase, after)
+
+
+def _alltoall_by_pieces(builder, ranks, shares, m, start, phase, after) -> Done:
+    """``alltoall`` one piece at a time, as some pieces may be empty (they make no flow)."""
+    n = len(ranks)
     done: dict[int, list[int]] = {r: [] for r in ranks}
     for i in range(n):
         for d in range(1, n):
@@ -261,6 +269,33 @@ def alltoall(
                 done[ranks[i]].extend(node.ids)
                 done[ranks[j]].extend(node.ids)
     return {r: tuple(dict.fromkeys(ids)) if ids else _passthrough([r], after)[r] for r, ids in done.items()}
+
+
+def _alltoall_of_flows(builder, ranks, shares, m, start, phase) -> Done:
+    """``alltoall`` where no piece is empty, made as arrays (MoE-8x22B on 256 GPUs makes 6,144 all-to-alls of 56
+    flows: one ``_emit`` each took 1.0 s of its flow making, these 0.8 s): piece p that rank index i sends to rank
+    index ``(i + d) % n`` is flow ``first + (i (n - 1) + d - 1) m + p``, waiting for the rank's start or its piece
+    before."""
+    n = len(ranks)
+    index = np.arange(n)
+    peer = (index[:, None] + np.arange(1, n)) % n  # [i, d - 1]
+    pieces = np.array([split_bytes(share, m) for share in shares], dtype=np.int64)  # [share, piece] bytes
+    rank = np.asarray(ranks, dtype=np.int64)
+    first = len(builder)
+    flow = first + np.arange(n * (n - 1) * m).reshape(n, n - 1, m)
+    deps, gap = [], np.zeros(flow.size, dtype=np.int64)
+    gap[::m] = np.repeat([start[r].carry for r in ranks], n - 1)
+    for i, r in enumerate(ranks):
+        ids = start[r].ids
+        for row in flow[i].tolist():
+            deps.append(ids)
+            deps.extend((f - 1,) for f in row[1:])
+    builder.add_many(np.repeat(rank, (n - 1) * m), np.repeat(rank[peer].ravel(), m), pieces[peer].ravel(), deps, gap,
+                     phase)  # fmt: skip
+    last = flow[:, :, -1]  # [i, d - 1]
+    # as the piece-by-piece loop appends them: receives from senders before the rank, its own sends, the rest
+    received = last[index[:, None], (index[None, :] - index[:, None]) % n - 1].T.tolist()  # [receiver, sender]
+    return {r: (*received[i][:i], *last[i].tolist(), *received[i][i + 1 :]) for i, r in enumerate(ranks)}
 
 
 def send_recv(
