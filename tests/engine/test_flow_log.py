@@ -27,7 +27,11 @@ def short_flows_state(eager, log_rows: int | None = None, stagger_ps: int = 3_00
 
 def run_collecting(state, quiet: bool = False):
     """Run to the end, taking the log at every return as the layer above would; returns (stops, log rows). With
-    ``quiet`` each flow is placed alone in a partition that needs no return at its completion (``PA_QUIET_FOR``)."""
+    ``quiet`` each flow is placed alone in a partition, in member lists the flow log reads, and a flow down to its
+    last 4 kB cannot be looked up (``CI_QUIET_TAIL``)."""
+    if quiet:
+        state.pm_flow, state.pm_part = np.full((N_FLOWS, 1), -1), np.full((N_FLOWS, 1), -1)
+        state.ci[L.CI_QUIET_TAIL] = 4000
     stops, rows = [], []
     while True:
         stop = advance(state, 10**12)
@@ -37,7 +41,8 @@ def run_collecting(state, quiet: bool = False):
         if quiet:
             for f in taken[taken[:, L.FLOG_STARTED] == 1, L.FLOG_FLOW]:
                 state.fl[f, L.FL_PART] = f
-                state.parts[f, L.PA_QUIET_FOR] = f
+                state.pm_part[f, L.PMP_HEAD] = f
+                state.parts[f, L.PA_SPENT] = 0
         state.g[L.G_FLOW_LOG_N] = 0
         state.g[L.G_LOG_STARTS] = 0
         if stop not in ("flow_event", "steady"):
@@ -106,7 +111,7 @@ def test_a_completion_marks_its_partition_as_possibly_split_at_the_first_complet
     assert state.parts[0, L.PA_LEFT_AT] == state.fl[0, L.FL_FINISH] < state.fl[1, L.FL_FINISH]
 
 
-def test_an_eager_completion_the_layer_above_called_quiet_is_logged_without_a_return():
+def test_an_eager_completion_that_leaves_only_spent_members_is_logged_without_a_return():
     state = short_flows_state(eager=True)
     stops, rows = run_collecting(state, quiet=True)
     assert stops == ["flow_event"] * N_FLOWS + ["all_done"]  # the starts only

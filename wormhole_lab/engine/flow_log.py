@@ -4,20 +4,24 @@ Returning to Python at every flow event costs more than the events between them 
 short and many. So the kernel logs them and returns only when the layer above must act now: the log
 is full; a flow marked ``FL_EAGER`` started or completed (memo lookups need a partition as it forms;
 the kernel returns once the other events of that instant have run, so that flows starting together,
-as in a collective, form their partition in one step), unless the layer above said that completions in
-its partition form none it would look up (``PA_QUIET_FOR``); or a starting flow touches a partition that is
-being fast-forwarded (it must skip back to this moment). Otherwise the log waits until a partition may
-be steady once the logged flows are placed.
+as in a collective, form their partition in one step), unless every member of the completing flow's
+partition is down to its last ``CI_QUIET_TAIL`` bytes, so that no partition its completion leaves can
+be looked up (and no start waits in the log: its partition is not known yet); or a starting flow
+touches a partition that is being fast-forwarded (it must skip back to this moment). Otherwise the log
+waits until a partition may be steady once the logged flows are placed.
 """
 
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.layout import (
+    CI_QUIET_TAIL,
     FL_APATH_BEGIN,
     FL_APATH_LEN,
     FL_EAGER,
     FL_PART,
     FL_PATH_BEGIN,
     FL_PATH_LEN,
+    FL_SIZE,
+    FL_SND_NXT,
     FL_STATE,
     FLOG_FLOW,
     FLOG_STARTED,
@@ -30,8 +34,10 @@ from wormhole_lab.engine.layout import (
     G_NOW,
     G_WENT_BACK,
     PA_LEFT_AT,
-    PA_QUIET_FOR,
     PA_SKIP_END,
+    PA_SPENT,
+    PM_NEXT,
+    PMP_HEAD,
     PT_PART,
 )
 
@@ -46,7 +52,25 @@ def _touches_skip(pt, parts, path_ports, begin, length, now):
 
 
 @kernel
-def record(g, pt, fl, parts, path_ports, flow_log):
+def _spent(fl, ci, parts, pm_flow, pm_part, p):
+    """No member of partition ``p`` has ``CI_QUIET_TAIL`` bytes or more left to send. Kept in ``PA_SPENT`` until the
+    partition changes: sent bytes only grow until a QP goes back (``G_WENT_BACK``)."""
+    if parts[p, PA_SPENT]:
+        return True
+    tail = ci[CI_QUIET_TAIL]
+    if tail == 0:
+        return False
+    m = pm_part[p, PMP_HEAD]
+    while m >= 0:
+        if fl[m, FL_SIZE] - fl[m, FL_SND_NXT] >= tail:
+            return False
+        m = pm_flow[m, PM_NEXT]
+    parts[p, PA_SPENT] = 1
+    return True
+
+
+@kernel
+def record(g, pt, fl, parts, path_ports, flow_log, ci, pm_flow, pm_part):
     """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now."""
     f = g[G_FLOW_EVENT]
     now = g[G_NOW]
@@ -70,8 +94,7 @@ def record(g, pt, fl, parts, path_ports, flow_log):
         if 0 <= p < parts.shape[0] - 1:
             if parts[p, PA_LEFT_AT] == 0:
                 parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
-            for_whom = parts[p, PA_QUIET_FOR]
-            quiet = g[G_LOG_STARTS] == 0 and g[G_WENT_BACK] == 0 and (for_whom == -1 or for_whom == f)
+            quiet = g[G_LOG_STARTS] == 0 and g[G_WENT_BACK] == 0 and _spent(fl, ci, parts, pm_flow, pm_part, p)
     if fl[f, FL_EAGER] == 1 and not quiet:
         g[G_LOG_DUE] = 1
     return n + 1 == flow_log.shape[0]

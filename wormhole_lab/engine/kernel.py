@@ -75,13 +75,17 @@ def run_until(t, t_stop):
     ci, cf, rng, port_qps, path_ports, pfc_log = t.ci, t.cf, t.rng, t.port_qps, t.path_ports, t.pfc_log
     tel_time, tel_port, tel_flow, sel_ports, sel_flows = t.tel_time, t.tel_port, t.tel_flow, t.sel_ports, t.sel_flows
     child_offset, children, active, parts = t.child_offset, t.children, t.active, t.parts
-    rate_ring, seq_ring, flow_log = t.rate_ring, t.seq_ring, t.flow_log
+    rate_ring, seq_ring, flow_log, pm_flow, pm_part = t.rate_ring, t.seq_ring, t.flow_log, t.pm_flow, t.pm_part
     n_flows = fl.shape[0]
     link_scheduled(g, events)
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
-        if partitioned and g[G_FLOW_EVENT] >= 0 and log_flow_event(g, pt, fl, parts, path_ports, flow_log):
+        if (
+            partitioned
+            and g[G_FLOW_EVENT] >= 0
+            and log_flow_event(g, pt, fl, parts, path_ports, flow_log, ci, pm_flow, pm_part)
+        ):
             return STOP_FLOW_EVENT
         r = first(g, events)
         if g[G_LOG_DUE] and (r < 0 or events[r, E_TIME] > g[G_NOW]):

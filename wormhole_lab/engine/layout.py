@@ -35,7 +35,7 @@ G_UNLINKED = 25  # 1 when Python scheduled events that wheel.link_scheduled must
 G_MARKED = 26  # partitioned runs: 1 when a flow passed its FL_MARK since the layer above last looked
 G_SLOT_FREE = 27  # first free row of fw (the wide state of active flows), -1 when none
 G_SLOT_FREE_COUNT = 28
-G_WENT_BACK = 29  # 1 once a QP went back to resend (sent bytes are not monotone then: see PA_QUIET_FOR)
+G_WENT_BACK = 29  # 1 once a QP went back to resend (sent bytes are not monotone then: see PA_SPENT)
 G_LOG_STARTS = 30  # partitioned runs: flow starts among the G_FLOW_LOG_N rows of the flow log
 G_N = 31
 
@@ -290,7 +290,8 @@ CI_SAMPLE_IDLE = 39  # telemetry: 1 samples through idle periods too (0: the sam
 CI_MERGE_TX_DONE = 40  # 1: a switch port's TX_DONE is scheduled only when a frame waits for it (see port.py)
 CI_STEADY_LINE = 41  # DCQCN: samples of the at-line-rate steady test (0: off); see rate_window.py
 CI_STEADY_CYCLES = 42  # DCQCN: whole rate cycles of the cycle steady test (0: off); see rate_window.py
-CI_N = 43
+CI_QUIET_TAIL = 43  # partitioned runs: bytes left to send below which a flow is not looked up (0: none); flow_log.py
+CI_N = 44
 SAMPLE_NO_END = 2**62  # CI_SAMPLE_END of a sampler without a window: it stops after the last completion
 
 CF_G = 0
@@ -326,10 +327,13 @@ PA_RETRY_AT = 4  # no new skip before this time (the last attempt found too litt
 PA_SKIP_START = 5
 PA_CHANGED_AT = 6  # last change of membership (or end of a memo jump): the steady window must start after it
 PA_LEFT_AT = 7  # earliest completion of a member that the layer above has not taken yet (0: none)
-# set by the layer above: the completion of any member (-1) or only of this flow needs no return to it, as long
-# as no start waits in the flow log and no QP went back; -2: every FL_EAGER completion does
-PA_QUIET_FOR = 8
+PA_SPENT = 8  # 1: no member has more than CI_QUIET_TAIL left to send (found by the flow log; placement clears it)
 PA_N = 9
+
+# --- the partitions' member lists, kept by the layer above (wormhole/partition.py; its other columns are its own):
+# pm_flow[flow, PM_NEXT] the next member of the flow's partition (-1: the last), pm_part[id, PMP_HEAD] the first ---
+PM_NEXT = 0
+PMP_HEAD = 0
 
 # --- flow log: flow_log[int64], the flow starts and completions since the layer above last looked ---
 FLOG_FLOW = 0

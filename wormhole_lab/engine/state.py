@@ -69,6 +69,8 @@ class EngineState:
     rate_ring: np.ndarray  # [slot, l] recent sending rates for the steady-state test
     seq_ring: np.ndarray  # [slot, l, 2] bytes acknowledged and bytes sent at the same samples
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
+    pm_flow: np.ndarray  # [flow, PM_*] and
+    pm_part: np.ndarray  # [partition id, PMP_*]: the partitioning layer's member lists, which the flow log reads
 
     def arrays(self) -> "Tables":
         """Every table, named as these fields (cached: the run loop passes them to the kernel at every stop)."""
@@ -118,7 +120,6 @@ class EngineState:
         n = self.fl.shape[0]
         slots = self.fw.shape[0]
         self.parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
-        self.parts[:, L.PA_QUIET_FOR] = -2
         self.parts[n, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
         self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
         self.fl[:, L.FL_EAGER] = np.asarray(eager, dtype=bool)
@@ -407,4 +408,6 @@ def build_state(
         rate_ring=np.zeros((fw.shape[0], 1), dtype=np.float64),
         seq_ring=np.zeros((fw.shape[0], 1, 2), dtype=np.int64),
         flow_log=np.zeros((1, L.FLOG_N), dtype=np.int64),
+        pm_flow=np.full((1, 1), -1, dtype=np.int64),
+        pm_part=np.full((1, 1), -1, dtype=np.int64),
     )

@@ -96,6 +96,8 @@ class WormholeController:
         self.ff = FastForward(state, flows, steady.min_skip_ps, steady.window * steady.interval_ps, steady.theta)
         self.paths = self.ff.paths
         self.partitions = Partitions(state)
+        # a completion that leaves only members down to their tails, which no lookup takes, needs no return
+        state.ci[L.CI_QUIET_TAIL] = TAIL_PACKETS * self.ff.payload if config.memo else 0
         self.retry_ps = steady.window * steady.interval_ps
         self._partition_log: list[tuple[np.ndarray, np.ndarray]] = []  # times of changes, partitions after each
         self.steady_entries = 0
@@ -153,8 +155,6 @@ class WormholeController:
         # each changed partition is looked at once, as it stands now (a collective's flows start together), and
         # its steady test restarts at its last change, as if it had been written at each one
         alive = self.partitions.alive_among(touched)
-        if self.memo is not None:
-            self.partitions.mark_quiet(alive, TAIL_PACKETS * self.ff.payload)
         formed = self.partitions.changed_at(alive) == now
         self.ff.forget(alive)
         usable = formed.any() and self.memo is not None and self.memo.usable

@@ -25,9 +25,9 @@ from wormhole_lab.wormhole.segments import sort_segments
 START, COMPLETION, PASSED_START, PASSED_COMPLETION = 0, 1, 2, 3
 # columns: per flow, its neighbours in its partition's member list; for splits, a union-find parent, and at a
 # component's root the component's size and partition id
-_NEXT, _PREV, _ROOT, _SIZE, _TARGET = 0, 1, 2, 3, 4
+_NEXT, _PREV, _ROOT, _SIZE, _TARGET = L.PM_NEXT, 1, 2, 3, 4  # the kernel's flow log reads _NEXT
 # per partition: its member list, size, time of its last change in this batch, whether it is listed as touched
-_HEAD, _COUNT, _CHANGED, _LISTED = 0, 1, 2, 3
+_HEAD, _COUNT, _CHANGED, _LISTED = L.PMP_HEAD, 1, 2, 3  # and _HEAD
 # per port: how many active flows use it, and a scratch slot (one member seen there, or a visit mark)
 _USERS, _SEEN = 0, 1
 # scalars: free ids, partitions alive, ids listed as touched in this batch
@@ -260,7 +260,6 @@ def _place(fl, pt, parts, path_ports, flow, part, port, free, listed, meta, log,
             for c in range(parts.shape[1]):
                 parts[q, c] = 0
             parts[q, L.PA_CHANGED_AT] = part[q, _CHANGED]
-            parts[q, L.PA_QUIET_FOR] = -2  # until the layer above says otherwise (mark_quiet)
 
 
 @kernel
@@ -317,18 +316,6 @@ def _members_of(flow, part, qs, out, offsets):
 
 
 @kernel
-def _mark_quiet(fl, parts, flow, part, qs, tail):
-    for q in qs:
-        left_more = -1  # the one member with more than tail left; -2: two or more
-        g = part[q, _HEAD]
-        while g >= 0 and left_more != -2:
-            if fl[g, L.FL_SIZE] - fl[g, L.FL_SND_NXT] >= tail:
-                left_more = g if left_more == -1 else -2
-            g = flow[g, _NEXT]
-        parts[q, L.PA_QUIET_FOR] = left_more
-
-
-@kernel
 def _ports(fl, path_ports, flow, part, port, q, out):
     n, g = 0, part[q, _HEAD]
     while g >= 0:
@@ -355,6 +342,7 @@ class Partitions:
         self._flow = np.full((n, 5), -1, dtype=np.int64)
         self._part = np.zeros((n, 4), dtype=np.int64)
         self._part[:, _HEAD] = -1
+        state.pm_flow, state.pm_part = self._flow, self._part
         self._port = np.zeros((n_ports, 2), dtype=np.int64)
         self._port[:, _SEEN] = -1
         self._free = np.arange(n - 1, -1, -1, dtype=np.int64)  # the smallest id on top
@@ -419,16 +407,6 @@ class Partitions:
         flows = self._out_flows[: _members_of(self._flow, self._part, qs, self._out_flows, offsets)].copy()
         sort_segments(flows, offsets)
         return flows, offsets
-
-    def mark_quiet(self, parts: np.ndarray, tail: int) -> None:
-        """Tell the kernel which completions in ``parts`` (ids alive) form no partition the memo would look up
-        (``PA_QUIET_FOR``): while every member but one has no more than ``tail`` bytes left to send, the pieces a
-        completion leaves hold such a member each (``WormholeController._formed`` looks none of them up), unless
-        that one is the flow completing. Sent bytes only grow until a QP goes back (the kernel checks
-        ``G_WENT_BACK``), so what holds now holds until the partition changes. On MoE-8x7B, 673 of 913 returns were
-        completions that looked nothing up."""
-        s = self._state
-        _mark_quiet(s.fl, s.parts, self._flow, self._part, np.asarray(parts, dtype=np.int64), tail)
 
     def ports(self, part: int) -> np.ndarray:
         """The ports of partition ``part``'s flows."""
