@@ -176,15 +176,13 @@ def test_rank_clock_carries_compute_past_empty_collectives():
     assert np.all(np.isin(np.concatenate([clock.deps[0], clock.deps[1]]), np.arange(len(t))))
 
 
-@pytest.mark.parametrize("fn", [ring_allreduce, ring_allgather, ring_reducescatter])
-@pytest.mark.parametrize("n, size, chunk", [(2, 10, None), (4, 4097, None), (4, 1000, 100), (5, 999, 7), (3, 9, 1)])
-def test_a_ring_made_as_arrays_is_the_ring_made_piece_by_piece(monkeypatch, fn, n, size, chunk):
-    """Where no piece is empty the ring is made as arrays; the piece-by-piece builder it stands in for gives the
-    same flows, dependencies, gaps and done ids (after deps and unequal gaps included)."""
+def assert_made_alike(monkeypatch, fn, n, size, chunk, array_builder: str, piece_builder):
+    """``fn`` made by the array builder ``collectives.<array_builder>`` and, in its place, by ``piece_builder``:
+    the same flows, dependencies, gaps and done ids, with after deps and unequal gaps."""
     from wormhole_lab.workload import collectives
 
-    def made(builder_of_ring):
-        monkeypatch.setattr(collectives, "_ring_of_flows", builder_of_ring)
+    def made(builder):
+        monkeypatch.setattr(collectives, array_builder, builder)
         b = FlowBuilder()
         before = send_recv(b, 0, 1, 10, gap_ps=5)
         gaps = dict.fromkeys(range(n), 3) | {0: 7}
@@ -192,31 +190,29 @@ def test_a_ring_made_as_arrays_is_the_ring_made_piece_by_piece(monkeypatch, fn, 
         table = b.build()
         return done, [table.deps(i).tolist() for i in range(len(table))], table
 
-    arrays = made(collectives._ring_of_flows)
-    pieces = made(collectives._ring_by_pieces)
-    assert arrays[0] == pieces[0] and arrays[1] == pieces[1]
+    arrays, pieces = made(getattr(collectives, array_builder)), made(piece_builder)
+    assert len(arrays[1]) > 1 and arrays[0] == pieces[0] and arrays[1] == pieces[1]
     for column in ("src", "dst", "size", "gap_ps", "phase"):
         np.testing.assert_array_equal(getattr(arrays[2], column), getattr(pieces[2], column))
 
 
-@pytest.mark.parametrize("n, size, chunk", [(2, 10, None), (4, 4097, None), (4, 1000, 100), (5, 999, 7), (3, 9, 1)])
-def test_an_alltoall_made_as_arrays_is_the_alltoall_made_piece_by_piece(monkeypatch, n, size, chunk):
-    """As for rings: the same flows, dependencies, gaps and done ids (after deps and unequal gaps included)."""
+SHAPES = [(2, 10, None), (4, 4097, None), (4, 1000, 100), (5, 999, 7), (3, 9, 1)]
+
+
+@pytest.mark.parametrize("fn", [ring_allreduce, ring_allgather, ring_reducescatter])
+@pytest.mark.parametrize("n, size, chunk", SHAPES)
+def test_a_ring_made_as_arrays_is_the_ring_made_piece_by_piece(monkeypatch, fn, n, size, chunk):
+    """Where no piece is empty the ring is made as arrays, standing in for the piece-by-piece builder."""
     from wormhole_lab.workload import collectives
 
-    def made(builder_of_alltoall):
-        monkeypatch.setattr(collectives, "_alltoall_of_flows", builder_of_alltoall)
-        b = FlowBuilder()
-        before = send_recv(b, 0, 1, 10, gap_ps=5)
-        gaps = dict.fromkeys(range(n), 3) | {0: 7}
-        done = alltoall(b, list(range(n)), size, after={0: before[0], 1: before[1]}, gap_ps=gaps, chunk_bytes=chunk)
-        table = b.build()
-        return done, [table.deps(i).tolist() for i in range(len(table))], table
+    assert_made_alike(monkeypatch, fn, n, size, chunk, "_ring_of_flows", collectives._ring_by_pieces)
+
+
+@pytest.mark.parametrize("n, size, chunk", SHAPES)
+def test_an_alltoall_made_as_arrays_is_the_alltoall_made_piece_by_piece(monkeypatch, n, size, chunk):
+    from wormhole_lab.workload import collectives
 
     def by_pieces(builder, ranks, shares, m, start, phase):
         return collectives._alltoall_by_pieces(builder, ranks, shares, m, start, phase, None)
 
-    arrays, pieces = made(collectives._alltoall_of_flows), made(by_pieces)
-    assert len(arrays[1]) > 1 and arrays[0] == pieces[0] and arrays[1] == pieces[1]
-    for column in ("src", "dst", "size", "gap_ps", "phase"):
-        np.testing.assert_array_equal(getattr(arrays[2], column), getattr(pieces[2], column))
+    assert_made_alike(monkeypatch, alltoall, n, size, chunk, "_alltoall_of_flows", by_pieces)
