@@ -361,10 +361,7 @@ def build_state(
     n_deps = np.diff(flows.dep_offset)
     fl[:, L.FL_DEPS_LEFT] = n_deps
     fl[:, L.FL_GAP] = flows.gap_ps
-    owner = np.repeat(np.arange(n_flows), n_deps)
-    by_parent = np.argsort(flows.dep_ids, kind="stable")
-    children = owner[by_parent].astype(np.int64)
-    child_offset = np.concatenate([[0], np.cumsum(np.bincount(flows.dep_ids, minlength=n_flows))]).astype(np.int64)
+    child_offset, children = flows.waiting
 
     g = np.zeros(L.G_N, dtype=np.int64)
     g[L.G_FREE_HEAD] = -1

@@ -86,7 +86,7 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
             f"flow {int(owner[j])} waits for {reason}",
             f"list ids of other flows, 0..{n - 1}",
         )
-    blocked = _unorderable(ids, owner, n)
+    blocked = _unorderable(*flows.waiting, np.diff(offset))
     if blocked.size:
         import networkx as nx  # only to name a cycle: a million-flow DAG as a networkx graph needs ~5 GB
 
@@ -100,15 +100,12 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
         )
 
 
-def _unorderable(parent: np.ndarray, child: np.ndarray, n: int) -> np.ndarray:
-    """Nodes 0..n-1 left after peeling, generation by generation, every node whose parents are all peeled
-    (Kahn's algorithm on arrays: the work is one pass over the edges). Empty when the edges form a DAG;
-    otherwise the nodes on or after a cycle."""
-    waiting = np.bincount(child, minlength=n)
-    order = np.argsort(parent, kind="stable")
-    children = child[order]
-    first = np.zeros(n + 1, dtype=np.int64)
-    first[1:] = np.cumsum(np.bincount(parent, minlength=n))
+def _unorderable(first: np.ndarray, children: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Nodes left after peeling, generation by generation, every node whose parents are all peeled (Kahn's
+    algorithm on arrays: the work is one pass over the edges); node r's children are ``children[first[r] :
+    first[r + 1]]`` and it has ``parents[r]`` parents. Empty when the edges form a DAG; otherwise the nodes on or
+    after a cycle."""
+    waiting = parents.copy()
     ready = np.flatnonzero(waiting == 0)
     while ready.size:
         counts = first[ready + 1] - first[ready]
