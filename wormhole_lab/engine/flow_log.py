@@ -94,7 +94,13 @@ def record(g, pt, fl, parts, path_ports, flow_log, ci, pm_flow, pm_part):
         if 0 <= p < parts.shape[0] - 1:
             if parts[p, PA_LEFT_AT] == 0:
                 parts[p, PA_LEFT_AT] = now  # the partition may have split: see rate_window.mark_candidates
-            quiet = g[G_LOG_STARTS] == 0 and g[G_WENT_BACK] == 0 and _spent(fl, ci, parts, pm_flow, pm_part, p)
+            # only an eager flow's completion would make the kernel return: the others need no walk of the partition
+            quiet = (
+                fl[f, FL_EAGER] == 1
+                and g[G_LOG_STARTS] == 0
+                and g[G_WENT_BACK] == 0
+                and _spent(fl, ci, parts, pm_flow, pm_part, p)
+            )
     if fl[f, FL_EAGER] == 1 and not quiet:
         g[G_LOG_DUE] = 1
     return n + 1 == flow_log.shape[0]

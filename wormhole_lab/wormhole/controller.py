@@ -96,8 +96,9 @@ class WormholeController:
         self.ff = FastForward(state, flows, steady.min_skip_ps, steady.window * steady.interval_ps, steady.theta)
         self.paths = self.ff.paths
         self.partitions = Partitions(state)
-        # a completion that leaves only members down to their tails, which no lookup takes, needs no return
-        state.ci[L.CI_QUIET_TAIL] = TAIL_PACKETS * self.ff.payload if config.memo else 0
+        # a flow down to its last TAIL_PACKETS is not looked up (_formed), and a completion that leaves only such
+        # flows needs no return (engine/flow_log.py)
+        state.ci[L.CI_QUIET_TAIL] = TAIL_PACKETS * self.ff.payload
         self.retry_ps = steady.window * steady.interval_ps
         self._partition_log: list[tuple[np.ndarray, np.ndarray]] = []  # times of changes, partitions after each
         self.steady_entries = 0
@@ -179,7 +180,7 @@ class WormholeController:
         start = self.ff.unqueued(ascending)[np.searchsorted(ascending, flows)]
         fl = self.state.fl
         left = np.minimum.reduceat(fl[flows, L.FL_SIZE] - fl[flows, L.FL_SND_NXT], offsets[:-1])
-        spent = left < TAIL_PACKETS * self.ff.payload
+        spent = left < self.state.ci[L.CI_QUIET_TAIL]
         sorted_labels = labels.copy()
         sort_segments(sorted_labels, offsets)
         found = self.lookup.find_all(flows, offsets, rates, labels, sorted_labels, np.flatnonzero(~spent))
