@@ -11,6 +11,7 @@ from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 
 LINE = 100_000_000_000
+WIDTHS = (1, 1)  # CCA state values per flow of the entries below
 # flows 0-2 and 3-5 are the same 3-flow incast on the same ports (two iterations of a collective); flows 6-8
 # are an incast on other ports with a different ACK path for one flow (another pattern); flows 9-11 are the
 # incast of 0-2 on other ports (another expert group's); flows 12-14 have the paths' lengths of 0-2 but two of
@@ -31,7 +32,9 @@ def lookup(tmp_path):
     hops = [f"{len(d)}+{len(a)}" for d, a in zip(DATA, ACK, strict=True)]
     names = sorted(set(hops))
     memo = MemoDB(tmp_path / "memo.sqlite", "test")
-    yield PatternLookup(memo, "fp", paths, (np.array([names.index(h) for h in hops]), names), [LINE] * len(DATA))
+    yield PatternLookup(
+        memo, "fp", paths, (np.array([names.index(h) for h in hops]), names), [LINE] * len(DATA), WIDTHS
+    )
     memo.close()
 
 
@@ -125,9 +128,11 @@ def test_labels_found_in_no_entry_skip_the_layout_and_a_new_lookup_reads_those_s
     assert find(lookup, [3, 4, 5], {**rates, 4: LINE // 2}) is None and not layouts  # other labels: no layout made
     assert find(lookup, [12, 13, 14], rates) is None and layouts  # the same labels: the layout tells them apart
     # a lookup opened on the file later knows the stored labels from the start
-    again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)
+    again = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps, WIDTHS)
     assert find(again, [3, 4, 5], rates).value == value({0, 1, 2})
-    other_config = PatternLookup(lookup.memo, "another fingerprint", lookup.paths, lookup.shapes, lookup.line_bps)
+    other_config = PatternLookup(
+        lookup.memo, "another fingerprint", lookup.paths, lookup.shapes, lookup.line_bps, WIDTHS
+    )
     assert find(other_config, [3, 4, 5], rates) is None
 
 
@@ -138,7 +143,9 @@ def test_which_stored_flow_stands_for_which_does_not_depend_on_the_order_members
     store(lookup, [2, 0, 1], rates)
     mappings = set()
     for order in ([3, 4, 5], [5, 4, 3], [4, 5, 3], [5, 3, 4]):
-        fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)  # no layout cache
+        fresh = PatternLookup(
+            lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps, WIDTHS
+        )  # no layout cache
         mappings.add(tuple(sorted(find(fresh, order, rates).mapping.items())))
     assert len(mappings) == 1
 
@@ -147,7 +154,7 @@ def test_partitions_looked_up_together_find_what_each_finds_alone(lookup):
     rates = dict.fromkeys(range(len(DATA)), LINE)
     store(lookup, [0, 1, 2], rates)
     parts = [[3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14]]
-    fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps)
+    fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps, WIDTHS)
     alone = [find(fresh, p, rates) for p in parts]
     flows = np.array([f for p in parts for f in p])
     labels = lookup.labels_of(flows, np.full(len(flows), LINE))

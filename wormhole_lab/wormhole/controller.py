@@ -25,7 +25,6 @@ from wormhole_lab.wormhole.pattern_lookup import Found, PatternLookup
 from wormhole_lab.wormhole.segments import sort_segments
 from wormhole_lab.wormhole.settings import WormholeConfig
 
-GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
 # a watched partition's outcome is stored when a member has this many packets left to send: a hit leaves the
 # last TAIL_PACKETS to the packet level, with room to spare for a partition whose flows started a packet apart
 MARK_PACKETS = 2 * TAIL_PACKETS
@@ -111,6 +110,7 @@ class WormholeController:
                 self.paths,
                 self.paths.shape_codes(state.pt[:, L.PT_DELAY]),
                 line_bps,
+                (len(STATE_INT), len(STATE_FLOAT)),
             )
         self.pending: dict[int, Watch] = {}  # partition -> the transient being watched for the memo DB
         self.auditor = None
@@ -160,14 +160,19 @@ class WormholeController:
         self.ff.forget(alive)
         usable = formed.any() and self.memo is not None and self.memo.usable
         looks = self._looks(alive[formed]) if usable else None
+        tried: list[tuple[int, Found]] = []  # partitions whose stored transient is taken if it fits
         with self.ff.batched():
             i = 0
             for part, now_formed in zip(alive.tolist(), formed.tolist(), strict=True):
                 if now_formed:
-                    self._formed(part, now, horizon, looks, i)
+                    found = self._formed(part, now, looks, i)
+                    if found is not None:
+                        tried.append((part, found))
                     i += 1
                 else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
                     self._unwatch(part)
+            if tried:
+                self._take(tried, now, horizon)
 
     def _looks(self, parts: np.ndarray) -> Looks:
         """What the lookups and watches of ``parts`` read, and what they find, for all of them at once. Nothing the
@@ -196,25 +201,24 @@ class WormholeController:
             if skip is not None and skip.end > now:
                 self.ff.skip_back(part, now)
 
-    def _formed(self, part: int, now: int, horizon: int, looks: Looks | None, i: int) -> None:
-        """A partition changed: take its transient from the memo DB, or start watching it for one (``looks``: what
-        it reads, of the ``i``-th partition formed now)."""
+    def _formed(self, part: int, now: int, looks: Looks | None, i: int) -> Found | None:
+        """A partition changed: what the memo DB holds for it, to be taken if it fits (``_take``), or None, and then
+        it is watched for a transient to store unless one is stored already (``looks``: what it reads, of the
+        ``i``-th partition formed now). Taking a transient changes nothing this reads or writes of another
+        partition: they share no flow and no port."""
         self._unwatch(part)
         if looks is None or not self.memo.usable or looks.spent[i]:
             # a partition with a member down to its tail (all sent, as when the rest of a collective completed)
             # takes no stored transient, and what it does next, a member's end, is not one its FCG tells: it is
             # neither looked up nor watched (on MoE-8x7B, 2,048 of 6,368 lookups were such)
-            return
-        a, b = looks.offsets[i], looks.offsets[i + 1]
-        ids, rates = looks.flows[a:b], looks.rates[a:b]
+            return None
         self.memo.lookups += 1
         found = looks.found[i]
-        if found is not None and self._apply(part, found, now, horizon):
-            self.memo.hits += 1
-            return
-        self.memo.misses += 1
         if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            self._watch(part, now, ids, rates, looks.start[a:b])
+            self.memo.misses += 1
+            a, b = looks.offsets[i], looks.offsets[i + 1]
+            self._watch(part, now, looks.flows[a:b], looks.rates[a:b], looks.start[a:b])
+        return found
 
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
@@ -243,31 +247,21 @@ class WormholeController:
             elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
 
-    def _apply(self, part: int, found: Found, now: int, horizon: int) -> bool:
-        """Use a stored transient if every flow has room for it and no known start comes before the partition's
-        first completion (``fastforward._memo_fits``): after a settled transient, when the first flow would
-        finish at the stored goodput; after one stored at a member's mark, at its end."""
-        t_conv, settled = found.value["t_conv"], found.value.get("settled", True)
-        ids, state_int, state_float = found.flows, found.state_int, found.state_float
-        if state_int.shape != (len(ids), len(STATE_INT)) or state_float.shape != (len(ids), len(STATE_FLOAT)):
-            # checked here: the compiled restore does not check its bounds
-            raise ValueError(
-                f"memo DB {self.memo.path}: an entry holds CCA state of shape {state_int.shape} and "
-                f"{state_float.shape} for {len(ids)} flows, not {len(STATE_INT)} and {len(STATE_FLOAT)} values per "
-                "flow; delete the file or give another --memo"
-            )
-        ports = self.partitions.ports(part)
-        goodput = np.ascontiguousarray(state_float[:, GOODPUT])  # one compiled signature for every skip length
-        dt = self.ff.plan_memo(part, ids, found.moved, goodput, ports, now, t_conv, horizon, settled)
-        if dt < 0:
-            return False
-        self.ff.memo_jump(part, now, t_conv, found, ports, dt)
-        return True
+    def _take(self, tried: list[tuple[int, Found]], now: int, horizon: int) -> None:
+        """Take the stored transients of partitions that just formed where every flow has room for it and no known
+        start comes before the partition's first completion (``fastforward._memo_fits``): after a settled
+        transient, when the first flow would finish at the stored goodput; after one stored at a member's mark, at
+        its end."""
+        parts = np.array([part for part, _ in tried], dtype=np.int64)
+        ports, offsets = self.partitions.ports_of(parts)
+        taken = self.ff.take_memo(parts, [found for _, found in tried], ports, offsets, now, horizon)
+        self.memo.hits += taken
+        self.memo.misses += len(tried) - taken
 
     def _record(self, part: int, now: int, settled: bool) -> None:
         """The watched transient of ``part`` converged (``settled``) or reached a member's mark: store what it
         produced. An outcome that has not settled holds what decides the next stretch: the members' sizes do
-        not matter before their last packets, so a hit needs only room for the stored bytes (``_apply``)."""
+        not matter before their last packets, so a hit needs only room for the stored bytes (``_take``)."""
         watch = self._unwatch(part)
         if not self._unchanged(part, watch) or now <= watch.t0:
             return

@@ -41,6 +41,7 @@ STATE_INT = (
 )
 STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
 _STATE_INT, _STATE_FLOAT = np.array(STATE_INT), np.array(STATE_FLOAT)  # as indices, made once
+_GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
 
 
 def unqueued_bytes(state, flows: np.ndarray, ports) -> np.ndarray:
@@ -181,9 +182,9 @@ def _take_stored(g, events, fl, ff, ci, flows, state_int, state_float, int_cols,
 
 @kernel
 def _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
-    """``FastForward.plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start
-    joins before the first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from
-    ``sent``; else the transient's end)."""
+    """``_plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start joins before the
+    first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from ``sent``; else the
+    transient's end)."""
     if not _has_room(fl, flows, moved, tail):
         return False
     after = _until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
@@ -199,10 +200,12 @@ def _base_cap(fl, path_ports, flows, count, first):
 
 @kernel
 def _plan_memo(fl, path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv, settled, tail,
-               payload, horizon, min_skip, cap, first, count, sent):  # fmt: skip
-    """``FastForward.plan_memo``'s test and span: (-1, 0) when the transient does not fit (``_memo_fits``); else the
-    fast-forward that follows it (0: none) and that skip's cap (``cap``, or ``_base_cap``'s when it is -1).
-    ``sent``: scratch of at least a flow per member."""
+               payload, horizon, min_skip, first, count, sent):  # fmt: skip
+    """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
+    ``settled``, went on at ``goodput``, bytes/ps), is taken for their partition (on ``ports``) at ``now``: (-1, 0)
+    when it does not fit (``_memo_fits``); else the fast-forward that follows it, measured from its end as
+    ``FastForward._span`` measures any (0: none), and that skip's cap (``_base_cap``'s: a partition that just formed
+    has no skip history). ``sent``: scratch of at least a flow per member."""
     for i in range(len(flows)):
         sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i]
     if not _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
@@ -211,10 +214,49 @@ def _plan_memo(fl, path_ports, offsets, times, starters, ports, flows, moved, go
         return 0, 0
     for i in range(len(flows)):
         sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i] // payload * payload
-    if cap < 0:
-        cap = _base_cap(fl, path_ports, flows, count, first)
+    cap = _base_cap(fl, path_ports, flows, count, first)
     return _skip_span(fl, offsets, times, starters, ports, flows, goodput, sent, now + t_conv, tail, horizon, min_skip,
                       cap), cap  # fmt: skip
+
+
+@kernel
+def _plan_hits(fl, path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved, goodput,
+               t_conv, settled, now, tail, payload, horizon, min_skip, first, count, sent, dt, cap):  # fmt: skip
+    """``_plan_memo`` of every stored transient k, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (and their
+    ``moved`` and ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, into ``dt[k]`` and ``cap[k]``."""
+    for k in range(len(t_conv)):
+        a, b = flow_offsets[k], flow_offsets[k + 1]
+        on = ports[port_offsets[k] : port_offsets[k + 1]]
+        dt[k], cap[k] = _plan_memo(fl, path_ports, offsets, times, starters, on, flows[a:b], moved[a:b],
+                                   goodput[a:b], now, t_conv[k], settled[k], tail, payload, horizon, min_skip, first,
+                                   count, sent)  # fmt: skip
+
+
+@kernel
+def _mark_jump(parts, part, now, dt, memo_until, half_window):
+    """Partition ``part`` jumps ``dt`` from ``now``, taken from the memo DB up to ``memo_until``."""
+    parts[part, L.PA_SKIP_START] = now
+    parts[part, L.PA_SKIP_END] = now + dt
+    if memo_until > now:
+        parts[part, L.PA_CHANGED_AT] = now + dt  # its steady windows start after the stored transient
+    # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
+    parts[part, L.PA_RETRY_AT] = now + dt + half_window
+
+
+@kernel
+def _take_hits(g, events, fl, ff, ci, seq_ring, parts, part, flows, flow_offsets, state_int, state_float, int_cols,
+               float_cols, moved, t_conv, dt, now, payload, half_window, credit):  # fmt: skip
+    """Take every stored transient k that fits (``dt[k] >= 0``, ``_plan_hits``) for partition ``part[k]``:
+    ``_take_stored`` into ``credit``, the steady-test rings moved with it (``_shift_rings``) and the partition
+    marked as jumping (``_mark_jump``). Its events shift later (``FastForward._queue_shift``)."""
+    for k in range(len(part)):
+        if dt[k] < 0:
+            continue
+        a, b = flow_offsets[k], flow_offsets[k + 1]
+        _take_stored(g, events, fl, ff, ci, flows[a:b], state_int[a:b], state_float[a:b], int_cols, float_cols,
+                     now + t_conv[k], moved[a:b], payload, dt[k], credit[a:b])  # fmt: skip
+        _shift_rings(fl, seq_ring, flows[a:b], credit[a:b])
+        _mark_jump(parts, part[k], now, t_conv[k] + dt[k], now + t_conv[k], half_window)
 
 
 @kernel
@@ -347,7 +389,7 @@ class FastForward:
         # the kernel reads a skip's credits by flow id; one array serves every skip (only its flows are set), as
         # an array per skip cost O(flows) each time and kept ~0.4 MB per skip of GPT-175B alive in the log
         self._credit = np.zeros(len(flows), dtype=np.int64)
-        self._sent = np.zeros(len(flows), dtype=np.int64)  # scratch of plan_memo
+        self._sent = np.zeros(len(flows), dtype=np.int64)  # scratch of _plan_memo
         self._shift = np.zeros(len(state.parts), dtype=np.int64)  # per partition id, the shift being applied, ps
         self._shifts: dict[int, tuple] = {}  # partition -> (shift, ports, flows, credits) waiting for the batch's end
         self._batching = False
@@ -463,62 +505,82 @@ class FastForward:
         if self.auditor is not None:
             self.auditor.offer_fastforward(part, now, dt, dict(zip(flows.tolist(), rates.tolist(), strict=True)))
         adv = (rates * dt).astype(np.int64) // self.payload * self.payload
-        self._jump(part, ports, now, dt, flows, adv, rates, memo_until=now)
+        self._jump(part, ports, now, dt, flows, adv, rates)
         self.skips_taken += 1
         return True
 
-    def plan_memo(self, part, flows, moved, goodput, ports, now: int, t_conv: int, horizon: int, settled: bool) -> int:
-        """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
-        ``settled``, went on at ``goodput``, bytes/ps), is taken for partition ``part`` (on ``ports``) at ``now``:
-        -1 when it does not fit (``_memo_fits``). Otherwise the fast-forward that follows a settled one, measured
-        from its end as ``_span`` measures any (0: none)."""
+    def take_memo(self, parts: np.ndarray, found: list, ports: np.ndarray, port_offsets: np.ndarray, now: int,
+                  horizon: int) -> int:  # fmt: skip
+        """Take the stored transients ``found`` (pattern_lookup.Found, the k-th for partition ``parts[k]``, just formed,
+        on ``ports[port_offsets[k] : port_offsets[k + 1]]``) that fit now (``_plan_memo``); returns how many.
+
+        Each taken one credits its flows the stored bytes and gives them the stored CCA state (``STATE_INT``,
+        ``STATE_FLOAT``); a settled one goes on as a fast-forward at its stored goodput, without re-qualifying, and
+        one that ended at a member's mark leaves the partition to the packets. Two compiled calls do it for all:
+        one at a time in Python, a hit cost ~10 us (MoE-8x7B: 2,272 hits)."""
         s, (offsets, times, starters) = self.state, self._known_starts
-        # a partition that just formed has no skip history (``forget``): the compiled plan takes the first cap
-        cap = self._cap(part, flows, goodput) if part in self.history else -1
-        dt, cap = _plan_memo(s.fl, s.path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv,
-                             settled, TAIL_PACKETS * self.payload, self.payload, horizon, self.min_skip_ps, cap,
-                             FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent)  # fmt: skip
-        if dt > 0:
-            self.history[part] = (flows, goodput, cap)
-        return int(dt)
-
-    def memo_jump(self, part: int, now: int, t_conv: int, found, ports: np.ndarray, dt: int) -> None:
-        """Skip a transient whose outcome the memo DB knows (``found``, a pattern_lookup.Found): each of its flows
-        moved the stored bytes and takes the stored CCA state (``STATE_INT``, ``STATE_FLOAT``). ``dt``
-        (``plan_memo``): the fast-forward that follows a settled transient, at its stored goodput, without
-        re-qualifying; after one that ended at a member's mark (``dt`` 0) the partition goes on packet by packet."""
-        s = self.state
-        flows = found.flows
+        flows = np.concatenate([x.flows for x in found])
+        moved = np.concatenate([x.moved for x in found])
+        state_float = np.concatenate([x.state_float for x in found])
+        goodput = np.ascontiguousarray(state_float[:, _GOODPUT])
+        flow_offsets = np.zeros(len(found) + 1, dtype=np.int64)
+        np.cumsum([len(x.flows) for x in found], out=flow_offsets[1:])
+        t_conv = np.array([x.value["t_conv"] for x in found], dtype=np.int64)
+        settled = np.array([x.value.get("settled", True) for x in found], dtype=np.bool_)
+        dt, cap = np.empty(len(found), dtype=np.int64), np.empty(len(found), dtype=np.int64)
+        _plan_hits(s.fl, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
+                   goodput, t_conv, settled, now, TAIL_PACKETS * self.payload, self.payload, horizon, self.min_skip_ps,
+                   FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent, dt, cap)  # fmt: skip
+        taken = np.flatnonzero(dt >= 0).tolist()
         if self.auditor is not None:
-            stored = found.moved // self.payload * self.payload
-            self.auditor.offer_memo(part, now, t_conv, dict(zip(flows.tolist(), stored.tolist(), strict=True)))
+            for k in taken:
+                a, b = flow_offsets[k], flow_offsets[k + 1]
+                stored = moved[a:b] // self.payload * self.payload
+                self.auditor.offer_memo(
+                    int(parts[k]), now, int(t_conv[k]), dict(zip(flows[a:b].tolist(), stored.tolist(), strict=True))
+                )
         credit = np.empty(len(flows), dtype=np.int64)
-        _take_stored(s.g, s.events, s.fl, s.ff, s.ci, flows, found.state_int, found.state_float, _STATE_INT,
-                     _STATE_FLOAT, now + t_conv, found.moved, self.payload, dt, credit)  # fmt: skip
-        self.skips_taken += dt > 0
-        self._jump(part, ports, now, t_conv + dt, flows, credit, credit / (t_conv + dt), memo_until=now + t_conv)
+        state_int = np.concatenate([x.state_int for x in found])
+        _take_hits(s.g, s.events, s.fl, s.ff, s.ci, s.seq_ring, s.parts, parts, flows, flow_offsets, state_int,
+                   state_float, _STATE_INT, _STATE_FLOAT, moved, t_conv, dt, now, self.payload, self.window_ps // 2,
+                   credit)  # fmt: skip
+        for k in taken:
+            a, b, part, span = flow_offsets[k], flow_offsets[k + 1], int(parts[k]), int(t_conv[k] + dt[k])
+            if dt[k] > 0:
+                self.history[part] = (flows[a:b], goodput[a:b], int(cap[k]))
+            part_ports = ports[port_offsets[k] : port_offsets[k + 1]]
+            skip = Skip(
+                part, now, now + span, flows[a:b], credit[a:b] / span, credit[a:b], now + int(t_conv[k]), part_ports
+            )
+            self._started(skip)
+        self.skips_taken += int((dt > 0).sum())
+        return len(taken)
 
-    def _jump(self, part: int, ports, now: int, dt: int, flows, adv, goodput, memo_until: int) -> None:
-        """Shift partition ``part`` by ``dt`` from ``now``, its ``flows`` advancing ``adv`` bytes (at ``goodput``,
-        bytes/ps, on average); the part before ``memo_until`` is booked as taken from the memo DB."""
+    def _jump(self, part: int, ports, now: int, dt: int, flows, adv, goodput) -> None:
+        """Fast-forward partition ``part`` by ``dt`` from ``now``, its ``flows`` advancing ``adv`` bytes (at
+        ``goodput``, bytes/ps)."""
         ports = np.asarray(ports, dtype=np.int64)
-        self._offset(part, ports, dt, flows, adv)
-        parts = self.state.parts
-        parts[part, L.PA_SKIP_START] = now
-        parts[part, L.PA_SKIP_END] = now + dt
-        if memo_until > now:
-            parts[part, L.PA_CHANGED_AT] = now + dt  # its steady windows start after the stored transient
-        # the next skip needs a fresh half window of samples, so that drift shows up in the goodput
-        parts[part, L.PA_RETRY_AT] = now + dt + self.window_ps // 2
-        self.active[part] = Skip(part, now, now + dt, flows, goodput, adv, memo_until, ports)
-        self.log.append(self.active[part])
+        _mark_jump(self.state.parts, part, now, dt, now, self.window_ps // 2)
+        _shift_rings(self.state.fl, self.state.seq_ring, flows, adv)
+        self._started(Skip(part, now, now + dt, flows, goodput, adv, now, ports))
+
+    def _started(self, skip: Skip) -> None:
+        """A skip or memo hit began: its events shift (its rings have), and it is active until it ends."""
+        self._queue_shift(skip.part, skip.ports, skip.end - skip.start, skip.flows, skip.adv)
+        self.active[skip.part] = skip
+        self.log.append(skip)
 
     def _offset(self, part: int, ports: np.ndarray, dt: int, flows: np.ndarray, credit: np.ndarray) -> None:
-        """Shift the partition's events by ``dt``; its ``flows`` advance ``credit`` bytes and its ``ports`` carry
-        them. Within ``batched()`` the shift waits for the others of the batch."""
+        """Shift the partition's steady-test rings and events by ``dt``; its ``flows`` advance ``credit`` bytes and
+        its ``ports`` carry them."""
+        _shift_rings(self.state.fl, self.state.seq_ring, flows, credit)
+        self._queue_shift(part, ports, dt, flows, credit)
+
+    def _queue_shift(self, part: int, ports: np.ndarray, dt: int, flows: np.ndarray, credit: np.ndarray) -> None:
+        """Shift the partition's events by ``dt`` (as ``_offset``, its rings shifted already). Within ``batched()``
+        the shift waits for the others of the batch."""
         if part in self._shifts:
             self._apply_shifts()  # shifts of one partition compose in order
-        _shift_rings(self.state.fl, self.state.seq_ring, flows, credit)
         self._shifts[part] = (dt, ports, flows, credit)
         if not self._batching:
             self._apply_shifts()

@@ -333,6 +333,14 @@ def _ports(fl, path_ports, flow, part, port, q, out):
     return n
 
 
+@kernel
+def _ports_of(fl, path_ports, flow, part, port, qs, out, offsets):
+    """``_ports`` of each partition ``qs[k]`` into ``out[offsets[k] : offsets[k + 1]]`` (partitions share no port, so
+    ``out`` needs room for every port once)."""
+    for k in range(len(qs)):
+        offsets[k + 1] = offsets[k] + _ports(fl, path_ports, flow, part, port, qs[k], out[offsets[k] :])
+
+
 class Partitions:
     """The active flows of an engine state, grouped into partitions; ids are small integers < number of flows."""
 
@@ -413,6 +421,13 @@ class Partitions:
         s = self._state
         n = _ports(s.fl, s.path_ports, self._flow, self._part, self._port, part, self._out_ports)
         return self._out_ports[:n].copy()
+
+    def ports_of(self, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ports of each of ``parts`` at once: ``ports[offsets[i] : offsets[i + 1]]``."""
+        s = self._state
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        _ports_of(s.fl, s.path_ports, self._flow, self._part, self._port, parts, self._out_ports, offsets)
+        return self._out_ports[: offsets[-1]].copy(), offsets
 
     @property
     def flows(self) -> dict[int, set[int]]:

@@ -53,9 +53,12 @@ class Found(NamedTuple):
 class PatternLookup:
     """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``paths`` (a FlowPaths:
     its data and ACK ports), ``shapes`` (``FlowPaths.shape_codes``: a path-shape code per flow and each code's
-    label) and ``line_bps`` (its NIC's rate)."""
+    label) and ``line_bps`` (its NIC's rate). ``state_widths``: how many int and float values of CCA state an
+    entry holds per flow (an entry with others is an error: the compiled restore does not check its bounds)."""
 
-    def __init__(self, memo, fingerprint: str, paths, shapes: tuple[np.ndarray, list[str]], line_bps):
+    def __init__(self, memo, fingerprint: str, paths, shapes: tuple[np.ndarray, list[str]], line_bps,
+                 state_widths: tuple[int, int]):  # fmt: skip
+        self.state_widths = state_widths
         self.memo = memo
         self.fingerprint = fingerprint
         self.paths = paths
@@ -142,12 +145,23 @@ class PatternLookup:
                 value,
                 np.array([position[mapping[i]] for i in range(len(entries))], dtype=np.int64),
                 np.array([entry["bytes"] for entry in entries], dtype=np.int64),
-                np.array([entry["int"] for entry in entries], dtype=np.int64).reshape(len(entries), -1),
-                np.array([entry["float"] for entry in entries], dtype=np.float64).reshape(len(entries), -1),
+                *self._cca_state(entries),
             )
         known = (key, stored)
         self._layouts_seen[layout] = known
         return known
+
+    def _cca_state(self, entries: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+        """An entry's CCA state per flow, as int and float arrays of ``state_widths`` columns."""
+        widths = self.state_widths
+        rows = ([entry[kind] for entry in entries] for kind in ("int", "float"))
+        if any(len(row) != width for values, width in zip(rows, widths, strict=True) for row in values):
+            raise ValueError(
+                f"memo DB {self.memo.path}: an entry holds CCA state of shape other than {widths[0]} int and "
+                f"{widths[1]} float values for each of its {len(entries)} flows; delete the file or give another --memo"
+            )
+        ints = np.array([entry["int"] for entry in entries], dtype=np.int64).reshape(len(entries), widths[0])
+        return ints, np.array([entry["float"] for entry in entries], dtype=np.float64).reshape(len(entries), widths[1])
 
     def _layouts(self, flows, offsets, labels, which: np.ndarray) -> tuple[list[bytes], np.ndarray]:
         """The layouts of partitions ``which`` (as ``find_all``'s) and, per flow, its position in its partition's
