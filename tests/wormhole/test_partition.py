@@ -118,10 +118,13 @@ def test_a_flow_log_s_kinds_tell_the_flows_that_came_and_went_within_it():
     assert parts.kinds(np.array([2, 1]), np.array([0, 1])).tolist() == [COMPLETION, START]  # scratch left clean
 
 
-def test_the_partitions_at_a_flow_s_ports_are_read_before_it_is_placed():
+def test_the_skipped_partitions_at_a_flow_s_ports_are_read_before_it_is_placed():
     state = fake_state([[0, 1], [1], [3]], [[2], [], [4]], 5)
     parts = Partitions(state)
     parts.place(np.array([(1, 1, START), (2, 1, START)]))
     one, two = state.fl[1, L.FL_PART], state.fl[2, L.FL_PART]
-    assert parts.at_ports_of(np.array([0])).tolist() == sorted({-1, one})  # ports 0, 1 and 2: only 1 is used
-    assert parts.at_ports_of(np.array([0, 2])).tolist() == sorted({-1, one, two})
+    assert parts.skipping_at_ports_of(np.array([0, 2]), 5).tolist() == []  # neither is being skipped
+    state.parts[[one, two], L.PA_SKIP_END] = 5, 9
+    assert parts.skipping_at_ports_of(np.array([0]), 5).tolist() == []  # ports 0, 1 and 2: only 1's, skipped up to now
+    assert parts.skipping_at_ports_of(np.array([0, 2]), 5).tolist() == [two]
+    assert parts.skipping_at_ports_of(np.array([2, 0, 2]), 4).tolist() == sorted([one, two])  # each once

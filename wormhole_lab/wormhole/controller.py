@@ -196,10 +196,8 @@ class WormholeController:
         returns at such a start at once, so the partition is as it was at the last look)."""
         if not self.ff.active or not len(starts):
             return
-        for part in self.partitions.at_ports_of(starts).tolist():
-            skip = self.ff.active.get(part)
-            if skip is not None and skip.end > now:
-                self.ff.skip_back(part, now)
+        for part in self.partitions.skipping_at_ports_of(starts, now).tolist():
+            self.ff.skip_back(part, now)
 
     def _formed(self, part: int, now: int, looks: Looks | None, i: int) -> Found | None:
         """A partition changed: what the memo DB holds for it, to be taken if it fits (``_take``), or None, and then

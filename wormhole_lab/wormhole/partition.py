@@ -282,15 +282,22 @@ def _kinds(flows, started, seen, kinds):
 
 
 @kernel
-def _at_ports_of(fl, pt, path_ports, flows, out):
-    """The partition of each data and ACK port of ``flows`` into ``out`` (-1 for none); returns how many."""
+def _skipping_at_ports_of(fl, pt, parts, path_ports, flows, now, mark, out):
+    """Into ``out``, each once, the partitions of the data and ACK ports of ``flows`` whose skip ends after ``now``
+    (``PA_SKIP_END``, as the kernel's flow log tests a start); returns how many. ``mark``: per partition id scratch,
+    0 on entry and exit."""
     n = 0
     for f in flows:
         for which in range(2):
             begin, length = _path_range(fl, f, which)
             for i in range(begin, begin + length):
-                out[n] = pt[path_ports[i], L.PT_PART]
-                n += 1
+                q = pt[path_ports[i], L.PT_PART]
+                if q >= 0 and mark[q] == 0 and parts[q, L.PA_SKIP_END] > now:
+                    mark[q] = 1
+                    out[n] = q
+                    n += 1
+    for k in range(n):
+        mark[out[k]] = 0
     return n
 
 
@@ -367,11 +374,13 @@ class Partitions:
         _kinds(flows, started, self._seen, kinds)
         return kinds
 
-    def at_ports_of(self, flows: np.ndarray) -> np.ndarray:
-        """The partitions the data and ACK ports of ``flows`` belong to now (unique; -1 stands for none)."""
+    def skipping_at_ports_of(self, flows: np.ndarray, now: int) -> np.ndarray:
+        """The partitions, ascending, that the data and ACK ports of ``flows`` belong to now and that are being
+        fast-forwarded past ``now``."""
         s = self._state
-        out = np.empty(int(s.fl[flows, L.FL_PATH_LEN].sum() + s.fl[flows, L.FL_APATH_LEN].sum()), dtype=np.int64)
-        return np.unique(out[: _at_ports_of(s.fl, s.pt, s.path_ports, flows, out)])
+        out = self._out_flows  # room for every partition id once
+        n = _skipping_at_ports_of(s.fl, s.pt, s.parts, s.path_ports, flows, now, self._seen, out)
+        return np.sort(out[:n])
 
     def place(self, log: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply a batch of flow events, rows of (flow, time, kind: ``START``, ``COMPLETION``, or a flow that
