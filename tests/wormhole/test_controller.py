@@ -153,12 +153,13 @@ def test_a_partition_with_a_member_down_to_its_tail_is_neither_looked_up_nor_wat
     seen = []
     formed = WormholeController._formed
 
-    def recording(self, part, now, horizon, looks, i):
+    def recording(self, part, now, looks, i):
         flows = looks.flows[looks.offsets[i] : looks.offsets[i + 1]]
         left = int((self.state.fl[flows, L.FL_SIZE] - self.state.fl[flows, L.FL_SND_NXT]).min())
         lookups = self.memo.lookups
-        formed(self, part, now, horizon, looks, i)
+        found = formed(self, part, now, looks, i)
         seen.append((left < TAIL_PACKETS * self.ff.payload, self.memo.lookups > lookups, part in self.pending))
+        return found
 
     flows = make_flows([1, 2, 3], [0, 0, 0], [1_000_000, 1_000_000, 3_000_000], 0)
     scenario = Scenario(star(4), flows, preset("dcqcn"), telemetry=Telemetry.off())
