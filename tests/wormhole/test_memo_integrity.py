@@ -308,3 +308,17 @@ def test_concurrent_simulations_share_one_db(scenario, memo_off, tmp_path, check
         config_fingerprint(scenario.config)
     }
     conn.close()
+
+
+def test_inserts_wait_for_no_disk_sync_and_are_seen_by_another_connection_at_once(tmp_path):
+    """WAL with synchronous=NORMAL: a commit is not an fsync (a fresh run inserts ~50 entries, one commit each),
+    and what it wrote is in the file for every other reader right away."""
+    path = tmp_path / "memo.sqlite"
+    db = MemoDB(path, "v")
+    assert db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    db.insert("fp", "key", "{}", {"t_conv": 1, "flows": []})
+    other = MemoDB(path, "v")
+    assert other.candidates("fp", "key") == [("{}", {"t_conv": 1, "flows": []})]
+    other.close()
+    db.close()
