@@ -145,11 +145,7 @@ class WormholeController:
         kinds = self.partitions.kinds(flows, started)
         self._skip_back_touched(flows[kinds == P.START], now)
         touched, counts = self.partitions.place(np.column_stack([flows, times, kinds]))
-        skipping = self.ff.active
-        if skipping:
-            for part in touched.tolist():
-                if part in skipping:
-                    self.ff.finish(part, now)
+        self.ff.finish(touched, now)
         placing = kinds <= P.COMPLETION
         self._partition_log.append((times[placing], counts[placing]))
         self.paths.forget(flows[started == 0])
@@ -194,7 +190,7 @@ class WormholeController:
     def _skip_back_touched(self, starts: np.ndarray, now: int) -> None:
         """Flows that start now on the ports of a partition being fast-forwarded skip it back to now (the kernel
         returns at such a start at once, so the partition is as it was at the last look)."""
-        if not self.ff.active or not len(starts):
+        if not self.ff.skips.n_active or not len(starts):
             return
         for part in self.partitions.skipping_at_ports_of(starts, now).tolist():
             self.ff.skip_back(part, now)
@@ -294,7 +290,7 @@ class WormholeController:
                 parts[part, L.PA_CANDIDATE] = 0
                 if not self.partitions.alive(part):
                     continue
-                self.ff.finish(part, now)
+                self.ff.finish(np.array([part]), now)
                 members, ports = self.partitions.members(part), self.partitions.ports(part)
                 settled = not self.ff.shares_disagree(np.array(members, dtype=np.int64))
                 if part in self.pending and settled:  # a transient whose shares still move has not ended
@@ -305,8 +301,7 @@ class WormholeController:
                     parts[part, L.PA_RETRY_AT] = now + self.retry_ps
 
     def finish(self, now: int) -> None:
-        for part in list(self.ff.active):
-            self.ff.finish(part, max(now, self.ff.active[part].end))
+        self.ff.finish_all(now)
         if self.memo is not None:
             self.memo.close()
         if self.auditor is not None:

@@ -8,7 +8,6 @@ that starts earlier than foreseen on those ports skips the partition back to tha
 """
 
 import contextlib
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -18,6 +17,7 @@ from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.offset import offset_partitions
 from wormhole_lab.wormhole.flow_paths import FlowPaths
+from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Skip, SkipLog
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
@@ -346,19 +346,14 @@ def _queued_payload(pt, pk, ports, flows, queued):
             k = pk[k, L.PK_NEXT]
 
 
-@dataclass
-class Skip:
-    """One fast-forward (or memoized transient) in progress: its ``flows`` at ``goodput`` (bytes/ps), credited
-    ``adv`` bytes."""
-
-    part: int
-    start: int
-    end: int
-    flows: np.ndarray
-    goodput: np.ndarray
-    adv: np.ndarray
-    memo_until: int  # the skip is taken from the memo DB up to here, fast-forwarded after
-    ports: np.ndarray  # the partition's ports (a skip-back shifts them back)
+def _select(columns: tuple, offsets: np.ndarray, keep: np.ndarray) -> tuple[tuple, np.ndarray]:
+    """The segments ``keep`` of ``columns`` (arrays cut at ``offsets``, segment k at ``[offsets[k] : offsets[k + 1]]``)
+    and their offsets."""
+    sizes = np.diff(offsets)
+    mask = np.repeat(keep, sizes)
+    kept = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+    np.cumsum(sizes[keep], out=kept[1:])
+    return tuple(column[mask] for column in columns), kept
 
 
 class FastForward:
@@ -381,8 +376,7 @@ class FastForward:
         self._port_sum, self._port_fastest = np.zeros(n_ports), np.zeros(n_ports)
         self._port_count, self._port_flag = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports, dtype=np.int64)
         self._port_touched = np.zeros(n_ports, dtype=np.int64)
-        self.active: dict[int, Skip] = {}
-        self.log: list[Skip] = []  # every skip and memo hit, in order of start (skip-backs shorten them in place)
+        self.skips = SkipLog(len(state.parts))  # every skip and memo hit, and those in progress
         self._events_skipped = 0.0
         self.skips_taken = 0
         self.skip_backs = 0
@@ -391,11 +385,12 @@ class FastForward:
         self._credit = np.zeros(len(flows), dtype=np.int64)
         self._sent = np.zeros(len(flows), dtype=np.int64)  # scratch of _plan_memo
         self._shift = np.zeros(len(state.parts), dtype=np.int64)  # per partition id, the shift being applied, ps
-        self._shifts: dict[int, tuple] = {}  # partition -> (shift, ports, flows, credits) waiting for the batch's end
+        self._shifts: list[tuple] = []  # (partitions, shifts, ports, flows, credits) waiting for the batch's end
+        self._shifting: set[int] = set()  # the partitions in them
         self._batching = False
         self._ff_time = np.zeros(len(flows), dtype=np.int64)
         self._memo_time = np.zeros(len(flows), dtype=np.int64)
-        self._booked: list[Skip] = []  # skips that ended, not yet added to the three totals
+        self._booked: list[np.ndarray] = []  # skips (ids in the log) that ended, not yet added to the three totals
         self._flows = flows
 
     @cached_property
@@ -544,17 +539,18 @@ class FastForward:
         _take_hits(s.g, s.events, s.fl, s.ff, s.ci, s.seq_ring, s.parts, parts, flows, flow_offsets, state_int,
                    state_float, _STATE_INT, _STATE_FLOAT, moved, t_conv, dt, now, self.payload, self.window_ps // 2,
                    credit)  # fmt: skip
-        for k in taken:
-            a, b, part, span = flow_offsets[k], flow_offsets[k + 1], int(parts[k]), int(t_conv[k] + dt[k])
-            if dt[k] > 0:
-                self.history[part] = (flows[a:b], goodput[a:b], int(cap[k]))
-            part_ports = ports[port_offsets[k] : port_offsets[k + 1]]
-            skip = Skip(
-                part, now, now + span, flows[a:b], credit[a:b] / span, credit[a:b], now + int(t_conv[k]), part_ports
-            )
-            self._started(skip)
+        for k in np.flatnonzero(dt > 0).tolist():
+            a, b = flow_offsets[k], flow_offsets[k + 1]
+            self.history[int(parts[k])] = (flows[a:b], goodput[a:b], int(cap[k]))
+        fits, span = dt >= 0, t_conv + dt
+        if not fits.all():
+            (flows, credit), flow_offsets = _select((flows, credit), flow_offsets, fits)
+            (ports,), port_offsets = _select((ports,), port_offsets, fits)
+            parts, t_conv, span = parts[fits], t_conv[fits], span[fits]
+        rate = credit / np.repeat(span, np.diff(flow_offsets))
+        self._started(parts, now, span, now + t_conv, flows, flow_offsets, credit, rate, ports, port_offsets)
         self.skips_taken += int((dt > 0).sum())
-        return len(taken)
+        return int(fits.sum())
 
     def _jump(self, part: int, ports, now: int, dt: int, flows, adv, goodput) -> None:
         """Fast-forward partition ``part`` by ``dt`` from ``now``, its ``flows`` advancing ``adv`` bytes (at
@@ -562,26 +558,40 @@ class FastForward:
         ports = np.asarray(ports, dtype=np.int64)
         _mark_jump(self.state.parts, part, now, dt, now, self.window_ps // 2)
         _shift_rings(self.state.fl, self.state.seq_ring, flows, adv)
-        self._started(Skip(part, now, now + dt, flows, goodput, adv, now, ports))
+        self._started(np.array([part]), now, np.array([dt]), np.array([now]), flows, np.array([0, len(flows)]), adv,
+                      goodput, ports, np.array([0, len(ports)]))  # fmt: skip
 
-    def _started(self, skip: Skip) -> None:
-        """A skip or memo hit began: its events shift (its rings have), and it is active until it ends."""
-        self._queue_shift(skip.part, skip.ports, skip.end - skip.start, skip.flows, skip.adv)
-        self.active[skip.part] = skip
-        self.log.append(skip)
+    def _started(self, parts, now: int, spans, memo_until, flows, flow_offsets, adv, goodput, ports, port_offsets):
+        """Skips k of partitions ``parts[k]`` began at ``now`` for ``spans[k]`` (their rings shifted already; as
+        ``SkipLog.append`` for the rest): their events shift, and they are in progress until they end."""
+        self._queue_shifts(parts, spans, ports, flows, adv)
+        self.skips.append(parts, np.full(len(parts), now), now + spans, memo_until, flows, flow_offsets, adv,
+                          goodput, ports, port_offsets)  # fmt: skip
+
+    @property
+    def log(self) -> list[Skip]:
+        """Every skip and memo hit, in order of start (a skip-back shortens one)."""
+        return self.skips.records()
+
+    @property
+    def active(self) -> dict[int, Skip]:
+        """The skips in progress, by partition."""
+        return self.skips.active()
 
     def _offset(self, part: int, ports: np.ndarray, dt: int, flows: np.ndarray, credit: np.ndarray) -> None:
         """Shift the partition's steady-test rings and events by ``dt``; its ``flows`` advance ``credit`` bytes and
         its ``ports`` carry them."""
         _shift_rings(self.state.fl, self.state.seq_ring, flows, credit)
-        self._queue_shift(part, ports, dt, flows, credit)
+        self._queue_shifts(np.array([part]), np.array([dt]), ports, flows, credit)
 
-    def _queue_shift(self, part: int, ports: np.ndarray, dt: int, flows: np.ndarray, credit: np.ndarray) -> None:
-        """Shift the partition's events by ``dt`` (as ``_offset``, its rings shifted already). Within ``batched()``
-        the shift waits for the others of the batch."""
-        if part in self._shifts:
+    def _queue_shifts(self, parts, dts, ports, flows, credits) -> None:
+        """Shift the events of partitions ``parts`` by ``dts`` (each its own; their rings shifted already): their
+        ``flows`` advance ``credits`` bytes, and their ``ports`` carry them. Within ``batched()`` the shifts wait for
+        the others of the batch."""
+        if self._shifting and not self._shifting.isdisjoint(parts.tolist()):
             self._apply_shifts()  # shifts of one partition compose in order
-        self._shifts[part] = (dt, ports, flows, credit)
+        self._shifts.append((parts, dts, ports, flows, credits))
+        self._shifting.update(parts.tolist())
         if not self._batching:
             self._apply_shifts()
 
@@ -602,51 +612,58 @@ class FastForward:
         if not self._shifts:
             return
         s = self.state
-        parts = np.fromiter(self._shifts, dtype=np.int64, count=len(self._shifts))
-        dts, ports, flows, credits = zip(*self._shifts.values(), strict=True)
-        self._shifts = {}
-        flows, credits = np.concatenate(flows), np.concatenate(credits)
+        parts, dts, ports, flows, credits = (np.concatenate(column) for column in zip(*self._shifts, strict=True))
+        self._shifts, self._shifting = [], set()
         self._shift[parts] = dts
         self._credit[flows] = credits
         scratch = np.empty(int(s.g[L.G_PENDING]), dtype=np.int64)
         offset_partitions(
-            s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.fw, s.path_ports, self._shift, self._credit,
-            np.concatenate(ports), flows, scratch,
+            s.g, s.ci, s.events, s.pk, s.pt, s.fl, s.fw, s.path_ports, self._shift, self._credit, ports, flows,
+            scratch,
         )  # fmt: skip
         self._credit[flows] = 0
         self._shift[parts] = 0
 
     def skip_back(self, part: int, now: int) -> None:
         """Cut partition ``part``'s skip short at ``now``: its events come back and its credit shrinks."""
-        skip = self.active.pop(part)
-        back = (skip.goodput * (now - skip.start)).astype(np.int64) // self.payload * self.payload - skip.adv
-        self._offset(part, skip.ports, now - skip.end, skip.flows, back)
+        skips, i = self.skips, int(self.skips.active_of[part])
+        row, adv = skips.row(i), skips.adv(i)
+        back = (skips.goodput(i) * (now - row[START])).astype(np.int64) // self.payload * self.payload - adv
+        self._offset(part, skips.ports(i), now - int(row[END]), skips.flows(i), back)
         self.state.parts[part, L.PA_SKIP_END] = 0
-        skip.adv += back
-        skip.end = now
+        adv += back
+        row[END] = now
         self.skip_backs += 1
-        self._account(skip)
+        skips.end(np.array([part]))
+        self._booked.append(np.array([i]))
 
-    def finish(self, part: int, now: int) -> None:
-        """Book a skip whose end has been reached (called when the partition changes or the run ends)."""
-        skip = self.active.get(part)
-        if skip is not None and skip.end <= now:
-            del self.active[part]
-            self._account(skip)
+    def finish(self, parts: np.ndarray, now: int) -> None:
+        """Book the skips of ``parts`` whose end has been reached, in that order (called when the partitions change
+        or the run ends)."""
+        if not self.skips.n_active:
+            return
+        ids = self.skips.active_of[parts]
+        ids = ids[ids >= 0]
+        ended = ids[self.skips.rows(ids)[:, END] <= now]
+        if len(ended):
+            self.skips.end(self.skips.rows(ended)[:, PART])
+            self._booked.append(ended)  # added up when a total is read: a skip's own additions cost ~3.5 us
 
-    def _account(self, skip: Skip) -> None:
-        self._booked.append(skip)  # added up when a total is read: a skip's own additions cost ~3.5 us
+    def finish_all(self, now: int) -> None:
+        """Book every skip in progress (the run ended at ``now``; one running past it ends there)."""
+        ids = self.skips.active_of[self.skips.active_of >= 0]
+        rows = self.skips.rows(np.sort(ids))
+        self.finish(rows[:, PART], max([now, *rows[:, END].tolist()]))
 
     def _add_booked(self) -> None:
         if not self._booked:
             return
-        booked, self._booked = self._booked, []
-        flows = np.concatenate([skip.flows for skip in booked])
-        sizes = [len(skip.flows) for skip in booked]
-        memo = np.array([min(skip.end, skip.memo_until) - skip.start for skip in booked], dtype=np.int64)
+        ids, self._booked = np.concatenate(self._booked), []
+        rows = self.skips.rows(ids)
+        flows, adv, sizes = self.skips.flows_of(ids)  # in booking order: the estimate rounds as it always did
+        memo = np.minimum(rows[:, END], rows[:, MEMO_UNTIL]) - rows[:, START]
         np.add.at(self._memo_time, flows, np.repeat(memo, sizes))
-        np.add.at(self._ff_time, flows, np.repeat([skip.end - skip.start for skip in booked] - memo, sizes))
-        adv = np.concatenate([skip.adv for skip in booked])  # in booking order: the estimate rounds as it always did
+        np.add.at(self._ff_time, flows, np.repeat(rows[:, END] - rows[:, START] - memo, sizes))
         self._events_skipped = _add_skipped_events(self._events_skipped, adv, flows, self._hops, self.payload)
 
     @property

@@ -1,0 +1,138 @@
+"""The skips a run took, fast-forwards and memo hits, as a table that grows by appending.
+
+One row per skip: its partition, start, end, the end of its part taken from the memo DB, and where its flows,
+their credits (bytes) and goodputs (bytes/ps) and its partition's ports lie in columns shared by all skips. Per
+partition id, the skip in progress. A batch of skips is appended with a few array copies: as an object each, a
+memo hit cost ~3.5 us of Python (MoE-8x7B takes 2,272 of them in a 0.17 s run).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+PART, START, END, MEMO_UNTIL, FLOW_LO, FLOW_HI, PORT_LO, PORT_HI = range(8)  # the columns of a skip's row
+
+
+@dataclass
+class Skip:
+    """One fast-forward (or memoized transient), as read from the log: its ``flows`` at ``goodput`` (bytes/ps),
+    credited ``adv`` bytes."""
+
+    part: int
+    start: int
+    end: int
+    flows: np.ndarray
+    goodput: np.ndarray
+    adv: np.ndarray
+    memo_until: int  # the skip is taken from the memo DB up to here, fast-forwarded after
+    ports: np.ndarray  # the partition's ports (a skip-back shifts them back)
+
+
+class _Grown:
+    """An array of ``dtype`` (rows of ``width`` values, or scalars) that grows by appending, doubling its room."""
+
+    def __init__(self, dtype, width: int | None = None):
+        self._shape = () if width is None else (width,)
+        self._data = np.zeros((64, *self._shape), dtype=dtype)
+        self.n = 0
+
+    def extend(self, values: np.ndarray) -> int:
+        """Append ``values``; returns where they begin."""
+        n = len(values)
+        if self.n + n > len(self._data):
+            data = np.zeros((max(2 * len(self._data), self.n + n), *self._shape), dtype=self._data.dtype)
+            data[: self.n] = self._data[: self.n]
+            self._data = data
+        self._data[self.n : self.n + n] = values
+        self.n += n
+        return self.n - n
+
+    @property
+    def values(self) -> np.ndarray:
+        """What was appended (a view: valid until the next append)."""
+        return self._data[: self.n]
+
+
+class SkipLog:
+    """Every skip taken, in order of start (a skip-back shortens one in place), and per partition id < ``n_parts``
+    the one in progress (``active_of``: its row, or -1)."""
+
+    def __init__(self, n_parts: int):
+        self._rows = _Grown(np.int64, 8)
+        self._flows, self._adv = _Grown(np.int64), _Grown(np.int64)
+        self._goodput, self._ports = _Grown(np.float64), _Grown(np.int64)
+        self.active_of = np.full(n_parts, -1, dtype=np.int64)
+        self.n_active = 0
+
+    def __len__(self) -> int:
+        return self._rows.n
+
+    def append(self, parts, starts, ends, memo_until, flows, flow_offsets, adv, goodput, ports, port_offsets) -> None:
+        """Skips k = 0, 1, ... of partition ``parts[k]`` from ``starts[k]`` to ``ends[k]``, taken from the memo DB
+        up to ``memo_until[k]``, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (credited ``adv``, at
+        ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, are in progress. None of the partitions
+        has one in progress already."""
+        n = len(parts)
+        rows = np.empty((n, 8), dtype=np.int64)
+        rows[:, PART], rows[:, START], rows[:, END], rows[:, MEMO_UNTIL] = parts, starts, ends, memo_until
+        first = self._flows.extend(flows)
+        self._adv.extend(adv)
+        self._goodput.extend(goodput)
+        rows[:, FLOW_LO], rows[:, FLOW_HI] = first + flow_offsets[:-1], first + flow_offsets[1:]
+        first = self._ports.extend(ports)
+        rows[:, PORT_LO], rows[:, PORT_HI] = first + port_offsets[:-1], first + port_offsets[1:]
+        self.active_of[parts] = self._rows.extend(rows) + np.arange(n)
+        self.n_active += n
+
+    def row(self, i: int) -> np.ndarray:
+        """Skip ``i``'s row (a view: valid until the next append)."""
+        return self._rows.values[i]
+
+    def flows(self, i: int) -> np.ndarray:
+        row = self._rows.values[i]
+        return self._flows.values[row[FLOW_LO] : row[FLOW_HI]]
+
+    def goodput(self, i: int) -> np.ndarray:
+        row = self._rows.values[i]
+        return self._goodput.values[row[FLOW_LO] : row[FLOW_HI]]
+
+    def adv(self, i: int) -> np.ndarray:
+        """Skip ``i``'s credits (a view: writing to it changes them, until the next append)."""
+        row = self._rows.values[i]
+        return self._adv.values[row[FLOW_LO] : row[FLOW_HI]]
+
+    def ports(self, i: int) -> np.ndarray:
+        row = self._rows.values[i]
+        return self._ports.values[row[PORT_LO] : row[PORT_HI]]
+
+    def end(self, parts: np.ndarray) -> None:
+        """The skips in progress of ``parts`` are over (ended or cut short)."""
+        self.n_active -= int((self.active_of[parts] >= 0).sum())
+        self.active_of[parts] = -1
+
+    def flows_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The flows of skips ``ids``, one skip after another, their credits, and how many each skip has."""
+        rows = self._rows.values[ids]
+        sizes = rows[:, FLOW_HI] - rows[:, FLOW_LO]
+        at = np.repeat(rows[:, FLOW_LO] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        return self._flows.values[at], self._adv.values[at], sizes
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        return self._rows.values[ids]
+
+    def skip(self, i: int) -> Skip:
+        """Skip ``i`` as a record (its arrays copied)."""
+        row = self._rows.values[i]
+        return Skip(
+            int(row[PART]), int(row[START]), int(row[END]), self.flows(i).copy(), self.goodput(i).copy(),
+            self.adv(i).copy(), int(row[MEMO_UNTIL]), self.ports(i).copy(),
+        )  # fmt: skip
+
+    def records(self) -> list[Skip]:
+        """Every skip, in order of start."""
+        return [self.skip(i) for i in range(len(self))]
+
+    def active(self) -> dict[int, Skip]:
+        """The skips in progress, by partition."""
+        parts = np.flatnonzero(self.active_of >= 0)
+        return {int(p): self.skip(int(i)) for p, i in zip(parts, self.active_of[parts], strict=True)}
