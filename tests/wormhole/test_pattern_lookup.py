@@ -160,6 +160,23 @@ def test_partitions_looked_up_together_find_what_each_finds_alone(lookup):
     labels = lookup.labels_of(flows, np.full(len(flows), LINE))
     offsets = np.arange(0, len(flows) + 1, 3)
     sorted_labels = np.concatenate([np.sort(labels[a : a + 3]) for a in offsets[:-1]])
-    together = lookup.find_all(flows, offsets, np.full(len(flows), LINE), labels, sorted_labels, np.array([0, 2, 3]))
+    entries, ordered = lookup.find_all(flows, offsets, np.full(len(flows), LINE), labels, sorted_labels,
+                                       np.array([0, 2, 3]))  # fmt: skip
+    together = [lookup.found(int(e), ordered[a : a + 3]) for e, a in zip(entries, offsets[:-1], strict=True)]
     assert [None if f is None else f.mapping for f in together] == [alone[0].mapping, None, alone[2].mapping, None]
+    assert ordered[3:6].tolist() == [6, 7, 8]  # a partition not looked up keeps its flows, in order
     assert alone[1] is None and alone[3] is None  # another pattern, and the same labels on ports shared otherwise
+
+
+def test_the_entries_found_as_arrays_are_those_found_one_by_one(lookup):
+    rates = dict.fromkeys(range(len(DATA)), LINE)
+    store(lookup, [0, 1, 2], rates)
+    store(lookup, [6, 7, 8], rates)
+    first, second = find(lookup, [5, 3, 4], rates), find(lookup, [8, 6, 7], rates)
+    stored = lookup.stored
+    assert stored.offsets.tolist() == [0, 3, 6] and stored.t_conv.tolist() == [1, 1] and stored.settled.all()
+    for e, found in enumerate([first, second]):
+        rows = slice(stored.offsets[e], stored.offsets[e + 1])
+        assert stored.moved[rows].tolist() == found.moved.tolist()
+        assert stored.state_int[rows].tolist() == found.state_int.tolist()
+        assert sorted(stored.positions[rows].tolist()) == [0, 1, 2]  # each of the partition's flows once

@@ -21,8 +21,8 @@ from wormhole_lab.wormhole.audit import METHOD, Auditor
 from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
-from wormhole_lab.wormhole.pattern_lookup import Found, PatternLookup
-from wormhole_lab.wormhole.segments import sort_segments
+from wormhole_lab.wormhole.pattern_lookup import PatternLookup
+from wormhole_lab.wormhole.segments import select_segments, sort_segments
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 # a watched partition's outcome is stored when a member has this many packets left to send: a hit leaves the
@@ -62,14 +62,16 @@ class Looks(NamedTuple):
     """The partitions formed at one look (``WormholeController._looks``): the i-th one's flows are
     ``flows[offsets[i] : offsets[i + 1]]``, ascending; per flow, its rate (bit/s) and unqueued bytes
     (``FastForward.unqueued``); per partition, whether a member is down to its tail (``spent``: it is not looked
-    up) and what the memo DB holds for it (``PatternLookup.find_all``)."""
+    up) and the memo DB's entry it finds (-1: none), with its flows in the order the entry's positions index
+    (``ordered``, cut as ``flows``: ``PatternLookup.find_all``)."""
 
     flows: np.ndarray
     offsets: np.ndarray
     rates: np.ndarray
     start: np.ndarray
     spent: np.ndarray
-    found: list[Found | None]
+    entries: np.ndarray
+    ordered: np.ndarray
 
 
 def config_fingerprint(engine_config) -> str:
@@ -156,19 +158,18 @@ class WormholeController:
         self.ff.forget(alive)
         usable = formed.any() and self.memo is not None and self.memo.usable
         looks = self._looks(alive[formed]) if usable else None
-        tried: list[tuple[int, Found]] = []  # partitions whose stored transient is taken if it fits
+        tried: list[tuple[int, int]] = []  # (partition, its look) whose stored transient is taken if it fits
         with self.ff.batched():
             i = 0
             for part, now_formed in zip(alive.tolist(), formed.tolist(), strict=True):
                 if now_formed:
-                    found = self._formed(part, now, looks, i)
-                    if found is not None:
-                        tried.append((part, found))
+                    if self._formed(part, now, looks, i):
+                        tried.append((part, i))
                     i += 1
                 else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
                     self._unwatch(part)
             if tried:
-                self._take(tried, now, horizon)
+                self._take(tried, looks, now, horizon)
 
     def _looks(self, parts: np.ndarray) -> Looks:
         """What the lookups and watches of ``parts`` read, and what they find, for all of them at once. Nothing the
@@ -184,8 +185,8 @@ class WormholeController:
         spent = left < self.state.ci[L.CI_QUIET_TAIL]
         sorted_labels = labels.copy()
         sort_segments(sorted_labels, offsets)
-        found = self.lookup.find_all(flows, offsets, rates, labels, sorted_labels, np.flatnonzero(~spent))
-        return Looks(flows, offsets, rates, start, spent, found)
+        entries, ordered = self.lookup.find_all(flows, offsets, rates, labels, sorted_labels, np.flatnonzero(~spent))
+        return Looks(flows, offsets, rates, start, spent, entries, ordered)
 
     def _skip_back_touched(self, starts: np.ndarray, now: int) -> None:
         """Flows that start now on the ports of a partition being fast-forwarded skip it back to now (the kernel
@@ -195,9 +196,9 @@ class WormholeController:
         for part in self.partitions.skipping_at_ports_of(starts, now).tolist():
             self.ff.skip_back(part, now)
 
-    def _formed(self, part: int, now: int, looks: Looks | None, i: int) -> Found | None:
-        """A partition changed: what the memo DB holds for it, to be taken if it fits (``_take``), or None, and then
-        it is watched for a transient to store unless one is stored already (``looks``: what it reads, of the
+    def _formed(self, part: int, now: int, looks: Looks | None, i: int) -> bool:
+        """A partition changed: True when the memo DB holds a transient for it, to be taken if it fits (``_take``);
+        else it is watched for one to store, unless one is stored already (``looks``: what it reads, of the
         ``i``-th partition formed now). Taking a transient changes nothing this reads or writes of another
         partition: they share no flow and no port."""
         self._unwatch(part)
@@ -205,14 +206,14 @@ class WormholeController:
             # a partition with a member down to its tail (all sent, as when the rest of a collective completed)
             # takes no stored transient, and what it does next, a member's end, is not one its FCG tells: it is
             # neither looked up nor watched (on MoE-8x7B, 2,048 of 6,368 lookups were such)
-            return None
+            return False
         self.memo.lookups += 1
-        found = looks.found[i]
-        if found is None:  # a pattern already stored (but of no use now) is not watched and stored again
-            self.memo.misses += 1
-            a, b = looks.offsets[i], looks.offsets[i + 1]
-            self._watch(part, now, looks.flows[a:b], looks.rates[a:b], looks.start[a:b])
-        return found
+        if looks.entries[i] >= 0:
+            return True
+        self.memo.misses += 1  # a pattern already stored (but of no use now) is not watched and stored again
+        a, b = looks.offsets[i], looks.offsets[i + 1]
+        self._watch(part, now, looks.flows[a:b], looks.rates[a:b], looks.start[a:b])
+        return False
 
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
@@ -241,14 +242,18 @@ class WormholeController:
             elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
 
-    def _take(self, tried: list[tuple[int, Found]], now: int, horizon: int) -> None:
-        """Take the stored transients of partitions that just formed where every flow has room for it and no known
-        start comes before the partition's first completion (``fastforward._memo_fits``): after a settled
-        transient, when the first flow would finish at the stored goodput; after one stored at a member's mark, at
-        its end."""
-        parts = np.array([part for part, _ in tried], dtype=np.int64)
-        ports, offsets = self.partitions.ports_of(parts)
-        taken = self.ff.take_memo(parts, [found for _, found in tried], ports, offsets, now, horizon)
+    def _take(self, tried: list[tuple[int, int]], looks: Looks, now: int, horizon: int) -> None:
+        """Take the stored transients of partitions that just formed (``tried``: each with its look) where every flow
+        has room for it and no known start comes before the partition's first completion
+        (``fastforward._memo_fits``): after a settled transient, when the first flow would finish at the stored
+        goodput; after one stored at a member's mark, at its end."""
+        parts, which = np.array(tried, dtype=np.int64).T
+        ports, port_offsets = self.partitions.ports_of(parts)
+        tried_looks = np.zeros(len(looks.offsets) - 1, dtype=np.bool_)
+        tried_looks[which] = True
+        (members,), member_offsets = select_segments((looks.ordered,), looks.offsets, tried_looks)
+        taken = self.ff.take_memo(parts, looks.entries[which], members, member_offsets, self.lookup.stored, ports,
+                                  port_offsets, now, horizon)  # fmt: skip
         self.memo.hits += taken
         self.memo.misses += len(tried) - taken
 

@@ -17,7 +17,8 @@ from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.offset import offset_partitions
 from wormhole_lab.wormhole.flow_paths import FlowPaths
-from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Skip, SkipLog
+from wormhole_lab.wormhole.segments import select_segments
+from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Grown, Skip, SkipLog
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
@@ -233,6 +234,18 @@ def _plan_hits(fl, path_ports, offsets, times, starters, ports, port_offsets, fl
 
 
 @kernel
+def _stored_flows(offsets, positions, entries, members, member_offsets, flows, rows):
+    """Per stored flow of each entry ``entries[k]`` (rows ``offsets[e] : offsets[e + 1]`` of its store), the flow of
+    ``members[member_offsets[k] : member_offsets[k + 1]]`` that stands for it into ``flows``, and its row into
+    ``rows``, entry after entry."""
+    for k in range(len(entries)):
+        e, at = entries[k], member_offsets[k]
+        for i in range(offsets[e + 1] - offsets[e]):
+            rows[at + i] = offsets[e] + i
+            flows[at + i] = members[at + positions[offsets[e] + i]]
+
+
+@kernel
 def _mark_jump(parts, part, now, dt, memo_until, half_window):
     """Partition ``part`` jumps ``dt`` from ``now``, taken from the memo DB up to ``memo_until``."""
     parts[part, L.PA_SKIP_START] = now
@@ -346,16 +359,6 @@ def _queued_payload(pt, pk, ports, flows, queued):
             k = pk[k, L.PK_NEXT]
 
 
-def _select(columns: tuple, offsets: np.ndarray, keep: np.ndarray) -> tuple[tuple, np.ndarray]:
-    """The segments ``keep`` of ``columns`` (arrays cut at ``offsets``, segment k at ``[offsets[k] : offsets[k + 1]]``)
-    and their offsets."""
-    sizes = np.diff(offsets)
-    mask = np.repeat(keep, sizes)
-    kept = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
-    np.cumsum(sizes[keep], out=kept[1:])
-    return tuple(column[mask] for column in columns), kept
-
-
 class FastForward:
     """Plans and applies skips on an engine state; keeps the statistics of what was skipped."""
 
@@ -364,8 +367,11 @@ class FastForward:
         self.auditor = None  # an audit.Auditor, offered every skip before it is taken
         self.window_ps = window_ps
         self.theta = theta
-        self.history: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}  # per partition: its last skip's flows,
-        # their goodputs and its cap
+        # per partition id, its last skip's row in _history_log (its cap, and where its flows and their goodputs
+        # lie), or -1
+        self._history = np.full(len(state.parts), -1, dtype=np.int64)
+        self._history_log = Grown(np.int64, 3)
+        self._history_flows, self._history_goodput = Grown(np.int64), Grown(np.float64)
         self.payload = int(state.ci[L.CI_PAYLOAD])
         self.data_wire = self.payload + int(state.ci[L.CI_DATA_HDR])
         self.min_skip_ps = min_skip_ps
@@ -417,9 +423,15 @@ class FastForward:
 
     def forget(self, parts: np.ndarray) -> None:
         """The partitions' membership changed: their skip history no longer applies."""
-        if self.history:
-            for part in parts.tolist():
-                self.history.pop(part, None)
+        self._history[parts] = -1
+
+    def _remember(self, parts: np.ndarray, flows, flow_offsets: np.ndarray, goodput, caps: np.ndarray) -> None:
+        """The skips just taken of ``parts``, the k-th of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` at
+        ``goodput`` and capped at ``caps[k]``, are what their next skips' caps start from (``_cap``)."""
+        first = self._history_flows.extend(flows)
+        self._history_goodput.extend(goodput)
+        rows = np.column_stack([caps, first + flow_offsets[:-1], first + flow_offsets[1:]])
+        self._history[parts] = self._history_log.extend(rows) + np.arange(len(parts))
 
     def _cap(self, part: int, flows: np.ndarray, goodput: np.ndarray) -> int:
         """Longest skip allowed now. Flows that compete for a port can still drift slowly (a rate the window
@@ -428,10 +440,11 @@ class FastForward:
         share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
         s = self.state
         base = _base_cap(s.fl, s.path_ports, flows, self._port_count, FIRST_CAP_WINDOWS * self.window_ps)
-        previous = self.history.get(part)
-        if base == NEVER or previous is None:
+        h = int(self._history[part])
+        if base == NEVER or h < 0:
             return base
-        before, their_goodput, cap = previous
+        cap, lo, hi = self._history_log.values[h].tolist()
+        before, their_goodput = self._history_flows.values[lo:hi], self._history_goodput.values[lo:hi]
         rates = dict(zip(before.tolist(), their_goodput.tolist(), strict=True))
         drift = max(
             abs(g - rates[f]) / rates[f] if f in rates else 1.0
@@ -487,7 +500,7 @@ class FastForward:
         dt = int(_skip_span(self.state.fl, offsets, times, starters, ports, flows, goodput, sent, t,
                             TAIL_PACKETS * self.payload, horizon, self.min_skip_ps, cap))  # fmt: skip
         if dt:
-            self.history[part] = (flows, goodput, cap)
+            self._remember(np.array([part]), flows, np.array([0, len(flows)]), goodput, np.array([cap]))
         return dt
 
     def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
@@ -504,25 +517,25 @@ class FastForward:
         self.skips_taken += 1
         return True
 
-    def take_memo(self, parts: np.ndarray, found: list, ports: np.ndarray, port_offsets: np.ndarray, now: int,
+    def take_memo(self, parts, entries, members, member_offsets, stored, ports, port_offsets, now: int,
                   horizon: int) -> int:  # fmt: skip
-        """Take the stored transients ``found`` (pattern_lookup.Found, the k-th for partition ``parts[k]``, just formed,
-        on ``ports[port_offsets[k] : port_offsets[k + 1]]``) that fit now (``_plan_memo``); returns how many.
+        """Take the stored transients that fit now (``_plan_memo``) of partitions ``parts``, just formed: the k-th
+        finds entry ``entries[k]`` of ``stored`` (a pattern_lookup.Stored) for its flows
+        ``members[member_offsets[k] : member_offsets[k + 1]]``, in the order the entry's positions index, on
+        ``ports[port_offsets[k] : port_offsets[k + 1]]``. Returns how many it took.
 
         Each taken one credits its flows the stored bytes and gives them the stored CCA state (``STATE_INT``,
         ``STATE_FLOAT``); a settled one goes on as a fast-forward at its stored goodput, without re-qualifying, and
-        one that ended at a member's mark leaves the partition to the packets. Two compiled calls do it for all:
+        one that ended at a member's mark leaves the partition to the packets. Three compiled calls do it for all:
         one at a time in Python, a hit cost ~10 us (MoE-8x7B: 2,272 hits)."""
         s, (offsets, times, starters) = self.state, self._known_starts
-        flows = np.concatenate([x.flows for x in found])
-        moved = np.concatenate([x.moved for x in found])
-        state_float = np.concatenate([x.state_float for x in found])
+        flows, rows = np.empty(len(members), dtype=np.int64), np.empty(len(members), dtype=np.int64)
+        _stored_flows(stored.offsets, stored.positions, entries, members, member_offsets, flows, rows)
+        flow_offsets = member_offsets  # an entry stores a flow per member
+        moved, state_int, state_float = stored.moved[rows], stored.state_int[rows], stored.state_float[rows]
         goodput = np.ascontiguousarray(state_float[:, _GOODPUT])
-        flow_offsets = np.zeros(len(found) + 1, dtype=np.int64)
-        np.cumsum([len(x.flows) for x in found], out=flow_offsets[1:])
-        t_conv = np.array([x.value["t_conv"] for x in found], dtype=np.int64)
-        settled = np.array([x.value.get("settled", True) for x in found], dtype=np.bool_)
-        dt, cap = np.empty(len(found), dtype=np.int64), np.empty(len(found), dtype=np.int64)
+        t_conv, settled = stored.t_conv[entries], stored.settled[entries]
+        dt, cap = np.empty(len(entries), dtype=np.int64), np.empty(len(entries), dtype=np.int64)
         _plan_hits(s.fl, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
                    goodput, t_conv, settled, now, TAIL_PACKETS * self.payload, self.payload, horizon, self.min_skip_ps,
                    FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent, dt, cap)  # fmt: skip
@@ -530,26 +543,26 @@ class FastForward:
         if self.auditor is not None:
             for k in taken:
                 a, b = flow_offsets[k], flow_offsets[k + 1]
-                stored = moved[a:b] // self.payload * self.payload
+                credited = moved[a:b] // self.payload * self.payload
                 self.auditor.offer_memo(
-                    int(parts[k]), now, int(t_conv[k]), dict(zip(flows[a:b].tolist(), stored.tolist(), strict=True))
+                    int(parts[k]), now, int(t_conv[k]), dict(zip(flows[a:b].tolist(), credited.tolist(), strict=True))
                 )
         credit = np.empty(len(flows), dtype=np.int64)
-        state_int = np.concatenate([x.state_int for x in found])
         _take_hits(s.g, s.events, s.fl, s.ff, s.ci, s.seq_ring, s.parts, parts, flows, flow_offsets, state_int,
                    state_float, _STATE_INT, _STATE_FLOAT, moved, t_conv, dt, now, self.payload, self.window_ps // 2,
                    credit)  # fmt: skip
-        for k in np.flatnonzero(dt > 0).tolist():
-            a, b = flow_offsets[k], flow_offsets[k + 1]
-            self.history[int(parts[k])] = (flows[a:b], goodput[a:b], int(cap[k]))
+        went_on = dt > 0  # fast-forwarded after the stored transient
+        if went_on.any():
+            (went, their_goodput), went_offsets = select_segments((flows, goodput), flow_offsets, went_on)
+            self._remember(parts[went_on], went, went_offsets, their_goodput, cap[went_on])
         fits, span = dt >= 0, t_conv + dt
         if not fits.all():
-            (flows, credit), flow_offsets = _select((flows, credit), flow_offsets, fits)
-            (ports,), port_offsets = _select((ports,), port_offsets, fits)
+            (flows, credit), flow_offsets = select_segments((flows, credit), flow_offsets, fits)
+            (ports,), port_offsets = select_segments((ports,), port_offsets, fits)
             parts, t_conv, span = parts[fits], t_conv[fits], span[fits]
         rate = credit / np.repeat(span, np.diff(flow_offsets))
         self._started(parts, now, span, now + t_conv, flows, flow_offsets, credit, rate, ports, port_offsets)
-        self.skips_taken += int((dt > 0).sum())
+        self.skips_taken += int(went_on.sum())
         return int(fits.sum())
 
     def _jump(self, part: int, ports, now: int, dt: int, flows, adv, goodput) -> None:

@@ -50,6 +50,21 @@ class Found(NamedTuple):
         return dict(enumerate(self.flows.tolist()))
 
 
+class Stored(NamedTuple):
+    """The entries this run found or stored, as arrays: entry e's stored flows are rows ``offsets[e]`` to
+    ``offsets[e + 1]`` of ``positions`` (where the partition's flow that stands for each is in its layout's order),
+    ``moved``, ``state_int`` and ``state_float`` (as ``Found``'s); per entry, its ``t_conv`` and whether it
+    ``settled``."""
+
+    offsets: np.ndarray
+    positions: np.ndarray
+    moved: np.ndarray
+    state_int: np.ndarray
+    state_float: np.ndarray
+    t_conv: np.ndarray
+    settled: np.ndarray
+
+
 class PatternLookup:
     """Lookups in ``memo`` (a MemoDB) under configuration ``fingerprint``. Per flow: ``paths`` (a FlowPaths:
     its data and ACK ports), ``shapes`` (``FlowPaths.shape_codes``: a path-shape code per flow and each code's
@@ -72,7 +87,9 @@ class PatternLookup:
         # a flow's FCG label but for its rate level: path shape and line rate, each as a code
         self._flow_label = (codes << LABEL_SHIFT) | line_code.ravel()
         self._code_of = ({name: i for i, name in enumerate(names)}, {int(b): i for i, b in enumerate(lines.tolist())})
-        self._layouts_seen: dict[bytes, tuple[str, tuple | None]] = {}
+        self._layouts_seen: dict[bytes, tuple[str, int]] = {}  # layout -> its FCG key and entry (-1: none)
+        self._entries: list[tuple] = []  # value, positions, moved, state_int, state_float
+        self._stored: Stored | None = None  # the entries as arrays, made again after one is added
         self._parsed: dict = {}
         self._labels = {self._stored_labels(from_json(text)) for text in memo.graphs(fingerprint)}
         self._number = np.full(int(paths.table[0].max(initial=-1)) + 1, -1, dtype=np.int64)
@@ -95,59 +112,86 @@ class PatternLookup:
         flows = np.asarray(flows, dtype=np.int64)
         labels = self.labels_of(flows, rates)
         offsets = np.array([0, len(flows)], dtype=np.int64)
-        return self.find_all(flows, offsets, np.asarray(rates), labels, np.sort(labels), np.zeros(1, dtype=np.int64))[0]
+        which = np.zeros(1, dtype=np.int64)
+        entries, ordered = self.find_all(flows, offsets, np.asarray(rates), labels, np.sort(labels), which)
+        return self.found(int(entries[0]), ordered)
 
-    def find_all(self, flows, offsets, rates, labels, sorted_labels, which: np.ndarray) -> list[Found | None]:
+    def find_all(
+        self, flows, offsets, rates, labels, sorted_labels, which: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``find`` for the partitions ``which`` of several, the i-th of ``flows[offsets[i] : offsets[i + 1]]`` at
-        those ``rates``, with their ``labels`` (``labels_of``) and ``sorted_labels`` (each partition's in order);
-        None for the others. Their layouts are made in one compiled call. Once the memo DB turns unusable the rest
-        find nothing (``WormholeController._formed`` looks no further either)."""
+        those ``rates``, with their ``labels`` (``labels_of``) and ``sorted_labels`` (each partition's in order):
+        per partition, the entry it finds (-1 for none, and for those not in ``which``), and its flows in the order
+        of its layout (``ordered``, cut at ``offsets`` as ``flows``), which entries' ``positions`` index. Their
+        layouts are made in one compiled call. Once the memo DB turns unusable the rest find nothing
+        (``WormholeController._formed`` looks no further either)."""
         sets, bounds = sorted_labels.tobytes(), (offsets * 8).tolist()
-        found: list[Found | None] = [None] * (len(offsets) - 1)
+        entries = np.full(len(offsets) - 1, -1, dtype=np.int64)
         known = [i for i in which.tolist() if sets[bounds[i] : bounds[i + 1]] in self._labels]
         if not known:
-            return found
-        layouts, order = self._layouts(flows, offsets, labels, np.array(known, dtype=np.int64))
+            return entries, flows
+        layouts, ordered = self._layouts(flows, offsets, labels, np.array(known, dtype=np.int64))
         for i, layout in zip(known, layouts, strict=True):
             if not self.memo.usable:
                 break
-            a, b = offsets[i], offsets[i + 1]
-            found[i] = self._found(layout, flows[a:b][order[a:b]], rates[a:b])
-        return found
+            seen = self._layouts_seen.get(layout)
+            if seen is None:
+                a, b = offsets[i], offsets[i + 1]
+                graph = self.graph(ordered[a:b], rates[a:b])
+                seen = self._remember(layout, ordered[a:b].tolist(), graph, canonical_key(graph))
+            entries[i] = seen[1]
+        return entries, ordered
 
-    def _found(self, layout: bytes, ordered: np.ndarray, rates: np.ndarray) -> Found | None:
-        """What a partition of ``layout``, its flows ``ordered`` as the layout lists them, finds stored."""
-        known = self._layouts_seen.get(layout)
-        if known is None:
-            graph = self.graph(ordered, rates)
-            known = self._remember(layout, ordered.tolist(), graph, canonical_key(graph))
-        stored = known[1]
-        if stored is None:
+    def found(self, entry: int, ordered: np.ndarray) -> Found | None:
+        """Entry ``entry`` (-1: none) for a partition whose flows, in the order of its layout, are ``ordered``."""
+        if entry < 0:
             return None
-        value, positions, moved, state_int, state_float = stored
+        value, positions, moved, state_int, state_float = self._entries[entry]
         return Found(value, ordered[positions], moved, state_int, state_float)
+
+    @property
+    def stored(self) -> Stored:
+        """Every entry found or stored so far, as arrays."""
+        if self._stored is None:
+            _, positions, moved, ints, floats = zip(*self._entries, strict=True) if self._entries else ((),) * 5
+            widths = self.state_widths
+            offsets = np.zeros(len(self._entries) + 1, dtype=np.int64)
+            np.cumsum([len(p) for p in positions], out=offsets[1:])
+            values = [entry[0] for entry in self._entries]
+            self._stored = Stored(
+                offsets,
+                np.concatenate([np.zeros(0, dtype=np.int64), *positions]),
+                np.concatenate([np.zeros(0, dtype=np.int64), *moved]),
+                np.concatenate([np.zeros((0, widths[0]), dtype=np.int64), *ints]),
+                np.concatenate([np.zeros((0, widths[1])), *floats]),
+                np.array([v["t_conv"] for v in values], dtype=np.int64),
+                np.array([v.get("settled", True) for v in values], dtype=np.bool_),
+            )
+        return self._stored
 
     def labels_of(self, flows: np.ndarray, rates) -> np.ndarray:
         """The FCG vertex labels of ``flows`` at ``rates`` as int64 codes."""
         levels = rate_levels(np.asarray(rates, dtype=float), self.line_bps[flows])
         return (levels << 2 * LABEL_SHIFT) | self._flow_label[flows]
 
-    def _remember(self, layout: bytes, order: list[int], graph, key: str) -> tuple[str, tuple | None]:
-        """What a partition of ``layout`` (its flows in ``order``, its FCG ``graph`` under ``key``) finds stored,
-        kept for the next partition of that layout."""
-        found = self._stored(key, graph)
-        stored = None
+    def _remember(self, layout: bytes, order: list[int], graph, key: str) -> tuple[str, int]:
+        """What a partition of ``layout`` (its flows in ``order``, its FCG ``graph`` under ``key``) finds stored:
+        its key and entry (-1: none), kept for the next partition of that layout."""
+        found = self._stored_entry(key, graph)
+        entry = -1
         if found is not None:  # kept as arrays, made once per layout rather than at every hit
             value, mapping = found
             position = {f: i for i, f in enumerate(order)}
             entries = value["flows"]
-            stored = (
+            self._entries.append((
                 value,
                 np.array([position[mapping[i]] for i in range(len(entries))], dtype=np.int64),
                 np.array([entry["bytes"] for entry in entries], dtype=np.int64),
                 *self._cca_state(entries),
-            )
-        known = (key, stored)
+            ))  # fmt: skip
+            self._stored = None
+            entry = len(self._entries) - 1
+        known = (key, entry)
         self._layouts_seen[layout] = known
         return known
 
@@ -164,15 +208,15 @@ class PatternLookup:
         return ints, np.array([entry["float"] for entry in entries], dtype=np.float64).reshape(len(entries), widths[1])
 
     def _layouts(self, flows, offsets, labels, which: np.ndarray) -> tuple[list[bytes], np.ndarray]:
-        """The layouts of partitions ``which`` (as ``find_all``'s) and, per flow, its position in its partition's
+        """The layouts of partitions ``which`` (as ``find_all``'s), and ``flows`` with those partitions' flows in
         layout order (see the module's docstring)."""
         paths = self.paths.table
         room = paths[2][flows] + paths[4][flows] + 3
         out = np.empty(int(room.sum()), dtype=np.int64)
-        order, ends = np.empty(len(flows), dtype=np.int64), np.empty(len(which), dtype=np.int64)
-        _layouts_of(*paths, flows, labels, offsets, which, self._number, order, out, ends)
+        order, ends, ordered = np.empty(len(flows), dtype=np.int64), np.empty(len(which), dtype=np.int64), flows.copy()
+        _layouts_of(*paths, flows, labels, offsets, which, self._number, order, out, ends, ordered)
         begins = [0, *ends[:-1].tolist()]
-        return [out[a:b].tobytes() for a, b in zip(begins, ends.tolist(), strict=True)], order
+        return [out[a:b].tobytes() for a, b in zip(begins, ends.tolist(), strict=True)], ordered
 
     def store(self, flows: np.ndarray, rates: np.ndarray, value: dict) -> None:
         """Insert an entry for the partition of ``flows`` at ``rates`` (as ``find``; ``value`` lists its flows in
@@ -185,19 +229,22 @@ class PatternLookup:
         layout = None
         if np.sort(labels).tobytes() in self._labels:
             whole = np.array([0, len(flows)], dtype=np.int64)
-            (layout,), order = self._layouts(flows, whole, labels, np.zeros(1, dtype=np.int64))
-            order = flows[order].tolist()
+            (layout,), ordered = self._layouts(flows, whole, labels, np.zeros(1, dtype=np.int64))
+            order = ordered.tolist()
             known = self._layouts_seen.get(layout)
-            if known is not None and known[1] is not None:
+            if known is not None and known[1] >= 0:
                 return
         graph = self.graph(flows, rates)
         key = canonical_key(graph)
-        if (self._stored(key, graph) if layout is None else self._remember(layout, order, graph, key)[1]) is not None:
+        if layout is None:
+            if self._stored_entry(key, graph) is not None:
+                return
+        elif self._remember(layout, order, graph, key)[1] >= 0:
             return
         self.memo.insert(self.fingerprint, key, to_json(graph), value)
         self._labels.add(self._stored_labels(graph))
         # only layouts under this key can find the new entry: the others keep what they found
-        self._layouts_seen = {layout: known for layout, known in self._layouts_seen.items() if known != (key, None)}
+        self._layouts_seen = {layout: known for layout, known in self._layouts_seen.items() if known != (key, -1)}
 
     def graph(self, flows: np.ndarray, rates: np.ndarray):
         """The partition's FCG, its vertices in ascending flow id: the isomorphism found first, and so which stored
@@ -214,7 +261,7 @@ class PatternLookup:
             {f: self.hops[f] for f in members},
         )
 
-    def _stored(self, key: str, graph) -> tuple[dict, dict] | None:
+    def _stored_entry(self, key: str, graph) -> tuple[dict, dict] | None:
         for text, value in self.memo.candidates(self.fingerprint, key):
             if text not in self._parsed:
                 self._parsed[text] = from_json(text)
@@ -296,10 +343,10 @@ def _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows, lab
 
 @kernel
 def _layouts_of(table, data_begin, data_length, ack_begin, ack_length, flows, labels, offsets, which, number, order,
-                out, ends):  # fmt: skip
+                out, ends, ordered):  # fmt: skip
     """``_layout_of`` for partitions ``which``, the i-th of ``flows[offsets[i] : offsets[i + 1]]``: their layouts one
-    after another in ``out``, the k-th ending at ``ends[k]``, and each flow's position in its layout order in
-    ``order``."""
+    after another in ``out``, the k-th ending at ``ends[k]``, and their flows in layout order in ``ordered`` (``order``:
+    scratch of a flow each)."""
     used = 0
     for k in range(len(which)):
         a, b = offsets[which[k]], offsets[which[k] + 1]
@@ -308,3 +355,5 @@ def _layouts_of(table, data_begin, data_length, ack_begin, ack_length, flows, la
         used += _layout_of(table, data_begin, data_length, ack_begin, ack_length, flows[a:b], labels[a:b], number,
                            order[a:b], out[used:])  # fmt: skip
         ends[k] = used
+        for j in range(b - a):
+            ordered[a + j] = flows[a + order[a + j]]

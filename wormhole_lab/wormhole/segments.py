@@ -1,8 +1,23 @@
-"""Arrays cut into segments, one per partition (its flows at ``values[offsets[i] : offsets[i + 1]]``), sorted in
-compiled code: ``np.lexsort`` by segment and value took a fifth of the time of a look at the partitions formed at
-one stop (MoE-8x7B), and kernels do not allocate, so Numba's own sort is not theirs to call."""
+"""Arrays cut into segments, one per partition (its flows at ``values[offsets[i] : offsets[i + 1]]``): some of them
+selected, and each sorted in compiled code (``np.lexsort`` by segment and value took a fifth of the time of a look
+at the partitions formed at one stop of MoE-8x7B, and kernels do not allocate, so Numba's own sort is not theirs to
+call)."""
+
+import numpy as np
 
 from wormhole_lab.engine.jit import kernel
+
+
+def select_segments(columns: tuple, offsets: np.ndarray, keep: np.ndarray) -> tuple[tuple, np.ndarray]:
+    """The segments ``keep`` (one bool per segment) of each of ``columns`` (arrays cut at ``offsets``), and their
+    offsets."""
+    if keep.all():  # as at most stops: every partition looked up is tried, and every memo hit goes on
+        return columns, offsets
+    sizes = np.diff(offsets)
+    mask = np.repeat(keep, sizes)
+    kept = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+    np.cumsum(sizes[keep], out=kept[1:])
+    return tuple(column[mask] for column in columns), kept
 
 
 @kernel

@@ -28,7 +28,7 @@ class Skip:
     ports: np.ndarray  # the partition's ports (a skip-back shifts them back)
 
 
-class _Grown:
+class Grown:
     """An array of ``dtype`` (rows of ``width`` values, or scalars) that grows by appending, doubling its room."""
 
     def __init__(self, dtype, width: int | None = None):
@@ -58,9 +58,9 @@ class SkipLog:
     the one in progress (``active_of``: its row, or -1)."""
 
     def __init__(self, n_parts: int):
-        self._rows = _Grown(np.int64, 8)
-        self._flows, self._adv = _Grown(np.int64), _Grown(np.int64)
-        self._goodput, self._ports = _Grown(np.float64), _Grown(np.int64)
+        self._rows = Grown(np.int64, 8)
+        self._flows, self._adv = Grown(np.int64), Grown(np.int64)
+        self._goodput, self._ports = Grown(np.float64), Grown(np.int64)
         self.active_of = np.full(n_parts, -1, dtype=np.int64)
         self.n_active = 0
 
