@@ -180,3 +180,13 @@ def test_the_entries_found_as_arrays_are_those_found_one_by_one(lookup):
         assert stored.moved[rows].tolist() == found.moved.tolist()
         assert stored.state_int[rows].tolist() == found.state_int.tolist()
         assert sorted(stored.positions[rows].tolist()) == [0, 1, 2]  # each of the partition's flows once
+
+
+def test_a_partition_whose_flows_come_in_another_order_than_its_layout_s_is_labelled_at_each_flow_s_rate(lookup):
+    """The FCG of a new layout labels each flow with its own rate, whatever order the partition lists its flows in:
+    an incast at three rate levels, stored in id order, is found when listed backwards."""
+    rates = {0: LINE, 1: LINE // 2, 2: LINE // 4}
+    store(lookup, [0, 1, 2], rates)
+    fresh = PatternLookup(lookup.memo, "fp", lookup.paths, lookup.shapes, lookup.line_bps, WIDTHS)
+    found = find(fresh, [2, 1, 0], rates)
+    assert found is not None and found.mapping == {0: 0, 1: 1, 2: 2}

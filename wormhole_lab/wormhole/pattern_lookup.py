@@ -137,8 +137,10 @@ class PatternLookup:
             seen = self._layouts_seen.get(layout)
             if seen is None:
                 a, b = offsets[i], offsets[i + 1]
-                graph = self.graph(ordered[a:b], rates[a:b])
-                seen = self._remember(layout, ordered[a:b].tolist(), graph, canonical_key(graph))
+                rate_of = dict(zip(flows[a:b].tolist(), rates[a:b].tolist(), strict=True))
+                order = ordered[a:b].tolist()
+                graph = self.graph(ordered[a:b], np.array([rate_of[f] for f in order]))
+                seen = self._remember(layout, order, graph, canonical_key(graph))
             entries[i] = seen[1]
         return entries, ordered
 
