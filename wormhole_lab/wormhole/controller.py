@@ -158,18 +158,10 @@ class WormholeController:
         self.ff.forget(alive)
         usable = formed.any() and self.memo is not None and self.memo.usable
         looks = self._looks(alive[formed]) if usable else None
-        tried: list[tuple[int, int]] = []  # (partition, its look) whose stored transient is taken if it fits
         with self.ff.batched():
-            i = 0
-            for part, now_formed in zip(alive.tolist(), formed.tolist(), strict=True):
-                if now_formed:
-                    if self._formed(part, now, looks, i):
-                        tried.append((part, i))
-                    i += 1
-                else:  # it formed while nobody looked: too late to skip its transient, or to watch all of it
-                    self._unwatch(part)
-            if tried:
-                self._take(tried, looks, now, horizon)
+            tried = self._look_up(alive, formed, looks, now)
+            if len(tried):
+                self._take(alive[formed][tried], tried, looks, now, horizon)
 
     def _looks(self, parts: np.ndarray) -> Looks:
         """What the lookups and watches of ``parts`` read, and what they find, for all of them at once. Nothing the
@@ -196,24 +188,35 @@ class WormholeController:
         for part in self.partitions.skipping_at_ports_of(starts, now).tolist():
             self.ff.skip_back(part, now)
 
-    def _formed(self, part: int, now: int, looks: Looks | None, i: int) -> bool:
-        """A partition changed: True when the memo DB holds a transient for it, to be taken if it fits (``_take``);
-        else it is watched for one to store, unless one is stored already (``looks``: what it reads, of the
-        ``i``-th partition formed now). Taking a transient changes nothing this reads or writes of another
-        partition: they share no flow and no port."""
-        self._unwatch(part)
-        if looks is None or not self.memo.usable or looks.spent[i]:
+    def _look_up(self, alive: np.ndarray, formed: np.ndarray, looks: Looks | None, now: int) -> np.ndarray:
+        """The partitions ``alive`` changed, those ``formed`` now (``looks``: what they read, or None): count their
+        lookups, watch for a transient to store those that find nothing stored, and drop the watches of the rest.
+        Returns which of the formed ones (as ``looks`` numbers them) find a transient, to be taken if it fits
+        (``_take``). Taking one changes nothing this reads or writes of another partition: they share no flow and
+        no port."""
+        looked = np.zeros(int(formed.sum()), dtype=np.bool_)
+        if looks is not None and self.memo.usable:
             # a partition with a member down to its tail (all sent, as when the rest of a collective completed)
             # takes no stored transient, and what it does next, a member's end, is not one its FCG tells: it is
             # neither looked up nor watched (on MoE-8x7B, 2,048 of 6,368 lookups were such)
-            return False
-        self.memo.lookups += 1
-        if looks.entries[i] >= 0:
-            return True
-        self.memo.misses += 1  # a pattern already stored (but of no use now) is not watched and stored again
-        a, b = looks.offsets[i], looks.offsets[i + 1]
-        self._watch(part, now, looks.flows[a:b], looks.rates[a:b], looks.start[a:b])
-        return False
+            looked = ~looks.spent
+        found = looked & (looks.entries >= 0) if looks is not None else looked
+        missed = looked & ~found  # a pattern already stored (but of no use now) is not watched and stored again
+        if self.memo is not None:
+            self.memo.lookups += int(looked.sum())
+            self.memo.misses += int(missed.sum())
+        if self.pending or missed.any():  # in order: a partition's watch clears the marks of the flows it had
+            i = 0
+            for part, now_formed in zip(alive.tolist(), formed.tolist(), strict=True):
+                # its watch ended with the change; one that formed while nobody looked is not watched anew (too
+                # late to skip its transient or to watch all of it)
+                self._unwatch(part)
+                if now_formed:
+                    if missed[i]:
+                        a, b = looks.offsets[i], looks.offsets[i + 1]
+                        self._watch(part, now, looks.flows[a:b], looks.rates[a:b], looks.start[a:b])
+                    i += 1
+        return np.flatnonzero(found)
 
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
@@ -242,20 +245,19 @@ class WormholeController:
             elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
                 self._record(part, now, settled=False)
 
-    def _take(self, tried: list[tuple[int, int]], looks: Looks, now: int, horizon: int) -> None:
-        """Take the stored transients of partitions that just formed (``tried``: each with its look) where every flow
-        has room for it and no known start comes before the partition's first completion
+    def _take(self, parts: np.ndarray, which: np.ndarray, looks: Looks, now: int, horizon: int) -> None:
+        """Take the stored transients of partitions ``parts``, just formed (the ``which``-th of ``looks``), where every
+        flow has room for it and no known start comes before the partition's first completion
         (``fastforward._memo_fits``): after a settled transient, when the first flow would finish at the stored
         goodput; after one stored at a member's mark, at its end."""
-        parts, which = np.array(tried, dtype=np.int64).T
         ports, port_offsets = self.partitions.ports_of(parts)
-        tried_looks = np.zeros(len(looks.offsets) - 1, dtype=np.bool_)
-        tried_looks[which] = True
-        (members,), member_offsets = select_segments((looks.ordered,), looks.offsets, tried_looks)
+        tried = np.zeros(len(looks.offsets) - 1, dtype=np.bool_)
+        tried[which] = True
+        (members,), member_offsets = select_segments((looks.ordered,), looks.offsets, tried)
         taken = self.ff.take_memo(parts, looks.entries[which], members, member_offsets, self.lookup.stored, ports,
                                   port_offsets, now, horizon)  # fmt: skip
         self.memo.hits += taken
-        self.memo.misses += len(tried) - taken
+        self.memo.misses += len(parts) - taken
 
     def _record(self, part: int, now: int, settled: bool) -> None:
         """The watched transient of ``part`` converged (``settled``) or reached a member's mark: store what it
