@@ -106,10 +106,11 @@ class MemoDB:
             if check != "ok":
                 problems = [line for line in check.splitlines() if not line.startswith("***")]
                 raise sqlite3.DatabaseError(f"page check failed: {'; '.join(problems[:2])[:200]}")
-            conn.execute("PRAGMA journal_mode=WAL")
             # commits append to the log without waiting for the disk (it is synced at checkpoints): a power cut may
-            # lose the newest entries, never corrupt the file, and a fresh run's ~50 inserts cost no fsync each
+            # lose the newest entries, never corrupt the file, and a fresh run's ~50 inserts cost no fsync each (set
+            # first, so that turning a new file to WAL waits for none either)
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA journal_mode=WAL")
             version = self._schema_version(conn)
             if version is None:
                 conn.execute("BEGIN IMMEDIATE")  # serialise with other processes creating the same file
