@@ -97,7 +97,7 @@ class WormholeController:
         self.ff = FastForward(state, flows, steady.min_skip_ps, steady.window * steady.interval_ps, steady.theta)
         self.paths = self.ff.paths
         self.partitions = Partitions(state)
-        # a flow down to its last TAIL_PACKETS is not looked up (_formed), and a completion that leaves only such
+        # a flow down to its last TAIL_PACKETS is not looked up (_look_up), and a completion that leaves only such
         # flows needs no return (engine/flow_log.py)
         state.ci[L.CI_QUIET_TAIL] = TAIL_PACKETS * self.ff.payload
         self.retry_ps = steady.window * steady.interval_ps

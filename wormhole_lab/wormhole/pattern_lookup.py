@@ -124,7 +124,7 @@ class PatternLookup:
         per partition, the entry it finds (-1 for none, and for those not in ``which``), and its flows in the order
         of its layout (``ordered``, cut at ``offsets`` as ``flows``), which entries' ``positions`` index. Their
         layouts are made in one compiled call. Once the memo DB turns unusable the rest find nothing
-        (``WormholeController._formed`` looks no further either)."""
+        (``WormholeController._look_up`` looks no further either)."""
         sets, bounds = sorted_labels.tobytes(), (offsets * 8).tolist()
         entries = np.full(len(offsets) - 1, -1, dtype=np.int64)
         known = [i for i in which.tolist() if sets[bounds[i] : bounds[i + 1]] in self._labels]
