@@ -213,6 +213,27 @@ def test_an_entry_with_a_valid_checksum_but_cca_state_of_another_shape_stops_the
         run_with_memo(scenario, str(path))
 
 
+def test_an_entry_with_a_valid_checksum_but_a_flow_too_few_stops_the_run_with_its_file(scenario, good_db, tmp_path):
+    """A row rewritten with one stored flow fewer than its FCG has vertices, its checksum made anew: a hit is taken in
+    compiled code that trusts an entry to hold a flow per member, so the run names the file instead."""
+    path = write(tmp_path, good_db)
+    conn = sqlite3.connect(path)
+    for row_id, fingerprint, key, graph, value, version in conn.execute(
+        "SELECT id, fingerprint, fcg_key, graph, value, engine_version FROM entries"
+    ).fetchall():
+        value = json.loads(value)
+        value["flows"] = value["flows"][:-1]
+        value = json.dumps(value)
+        conn.execute(
+            "UPDATE entries SET value = ?, checksum = ? WHERE id = ?",
+            (value, _checksum(fingerprint, key, graph, value, version), row_id),
+        )
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match=f"memo DB {path}: an entry holds [0-9]+ flows for an FCG of"):
+        run_with_memo(scenario, str(path))
+
+
 # --- locked by another writer -----------------------------------------------------------------------------
 
 

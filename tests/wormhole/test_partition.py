@@ -128,3 +128,15 @@ def test_the_skipped_partitions_at_a_flow_s_ports_are_read_before_it_is_placed()
     assert parts.skipping_at_ports_of(np.array([0]), 5).tolist() == []  # ports 0, 1 and 2: only 1's, skipped up to now
     assert parts.skipping_at_ports_of(np.array([0, 2]), 5).tolist() == [two]
     assert parts.skipping_at_ports_of(np.array([2, 0, 2]), 4).tolist() == sorted([one, two])  # each once
+
+
+def test_the_ports_of_several_partitions_at_once_are_each_one_s_ports():
+    state = fake_state([[0, 1], [1], [3]], [[2], [], [4]], 5)
+    parts = Partitions(state)
+    parts.place(np.array([(0, 1, START), (1, 1, START), (2, 1, START)]))
+    ids = np.array(sorted({int(state.fl[f, L.FL_PART]) for f in range(3)}), dtype=np.int64)
+    ports, offsets = parts.ports_of(ids[::-1])
+    assert len(offsets) == len(ids) + 1 and offsets[0] == 0 and offsets[-1] == len(ports)
+    for k, part in enumerate(ids[::-1].tolist()):
+        assert sorted(ports[offsets[k] : offsets[k + 1]].tolist()) == sorted(parts.ports(part).tolist())
+    assert sorted(ports.tolist()) == [0, 1, 2, 3, 4]  # each port once: partitions share none

@@ -17,8 +17,9 @@ from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.offset import offset_partitions
 from wormhole_lab.wormhole.flow_paths import FlowPaths
+from wormhole_lab.wormhole.grown import Grown
 from wormhole_lab.wormhole.segments import select_segments
-from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Grown, Skip, SkipLog
+from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Skip, SkipLog
 
 TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
@@ -261,7 +262,7 @@ def _take_hits(g, events, fl, ff, ci, seq_ring, parts, part, flows, flow_offsets
                float_cols, moved, t_conv, dt, now, payload, half_window, credit):  # fmt: skip
     """Take every stored transient k that fits (``dt[k] >= 0``, ``_plan_hits``) for partition ``part[k]``:
     ``_take_stored`` into ``credit``, the steady-test rings moved with it (``_shift_rings``) and the partition
-    marked as jumping (``_mark_jump``). Its events shift later (``FastForward._queue_shift``)."""
+    marked as jumping (``_mark_jump``). Its events shift later (``FastForward._queue_shifts``)."""
     for k in range(len(part)):
         if dt[k] < 0:
             continue
@@ -539,7 +540,10 @@ class FastForward:
         _plan_hits(s.fl, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
                    goodput, t_conv, settled, now, TAIL_PACKETS * self.payload, self.payload, horizon, self.min_skip_ps,
                    FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent, dt, cap)  # fmt: skip
-        taken = np.flatnonzero(dt >= 0).tolist()
+        fits = dt >= 0
+        if not fits.any():
+            return 0
+        taken = np.flatnonzero(fits).tolist()
         if self.auditor is not None:
             for k in taken:
                 a, b = flow_offsets[k], flow_offsets[k + 1]
@@ -555,7 +559,7 @@ class FastForward:
         if went_on.any():
             (went, their_goodput), went_offsets = select_segments((flows, goodput), flow_offsets, went_on)
             self._remember(parts[went_on], went, went_offsets, their_goodput, cap[went_on])
-        fits, span = dt >= 0, t_conv + dt
+        span = t_conv + dt
         if not fits.all():
             (flows, credit), flow_offsets = select_segments((flows, credit), flow_offsets, fits)
             (ports,), port_offsets = select_segments((ports,), port_offsets, fits)
@@ -640,6 +644,8 @@ class FastForward:
     def skip_back(self, part: int, now: int) -> None:
         """Cut partition ``part``'s skip short at ``now``: its events come back and its credit shrinks."""
         skips, i = self.skips, int(self.skips.active_of[part])
+        if i < 0:  # the kernel's test (PA_SKIP_END) and the log disagree: a bug, not an input
+            raise RuntimeError(f"partition {part} is cut short at {now} ps without a skip in progress")
         row, adv = skips.row(i), skips.adv(i)
         back = (skips.goodput(i) * (now - row[START])).astype(np.int64) // self.payload * self.payload - adv
         self._offset(part, skips.ports(i), now - int(row[END]), skips.flows(i), back)
@@ -651,8 +657,8 @@ class FastForward:
         self._booked.append(np.array([i]))
 
     def finish(self, parts: np.ndarray, now: int) -> None:
-        """Book the skips of ``parts`` whose end has been reached, in that order (called when the partitions change
-        or the run ends)."""
+        """Book the skips of ``parts`` (distinct) whose end has been reached, in that order (called when the
+        partitions change or the run ends)."""
         if not self.skips.n_active:
             return
         ids = self.skips.active_of[parts]
@@ -663,7 +669,8 @@ class FastForward:
             self._booked.append(ended)  # added up when a total is read: a skip's own additions cost ~3.5 us
 
     def finish_all(self, now: int) -> None:
-        """Book every skip in progress (the run ended at ``now``; one running past it ends there)."""
+        """Book every skip in progress, in order of start: the run ended at ``now`` (one that runs past it is booked
+        to its own end)."""
         ids = self.skips.active_of[self.skips.active_of >= 0]
         rows = self.skips.rows(np.sort(ids))
         self.finish(rows[:, PART], max([now, *rows[:, END].tolist()]))

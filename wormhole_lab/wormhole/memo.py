@@ -110,7 +110,8 @@ class MemoDB:
             # lose the newest entries, never corrupt the file, and a fresh run's ~50 inserts cost no fsync each (set
             # first, so that turning a new file to WAL waits for none either)
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA journal_mode=WAL")
+            if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA synchronous=FULL")  # without the log, NORMAL could leave a damaged file
             version = self._schema_version(conn)
             if version is None:
                 conn.execute("BEGIN IMMEDIATE")  # serialise with other processes creating the same file

@@ -29,6 +29,7 @@ from wormhole_lab.wormhole.fcg import (
     rate_levels,
     to_json,
 )
+from wormhole_lab.wormhole.grown import Grown
 
 LABEL_SHIFT = 24  # bits of a path-shape code and of a line-rate code in a vertex label's int64
 
@@ -88,8 +89,17 @@ class PatternLookup:
         self._flow_label = (codes << LABEL_SHIFT) | line_code.ravel()
         self._code_of = ({name: i for i, name in enumerate(names)}, {int(b): i for i, b in enumerate(lines.tolist())})
         self._layouts_seen: dict[bytes, tuple[str, int]] = {}  # layout -> its FCG key and entry (-1: none)
-        self._entries: list[tuple] = []  # value, positions, moved, state_int, state_float
-        self._stored: Stored | None = None  # the entries as arrays, made again after one is added
+        self._values: list[dict] = []  # per entry found or stored, the memo DB's value; the rest as arrays:
+        self._store = (
+            Grown(np.int64),  # offsets (with a leading 0)
+            Grown(np.int64),  # positions
+            Grown(np.int64),  # moved
+            Grown(np.int64, state_widths[0]),
+            Grown(np.float64, state_widths[1]),
+            Grown(np.int64),  # t_conv
+            Grown(np.bool_),  # settled
+        )
+        self._store[0].extend(np.zeros(1, dtype=np.int64))
         self._parsed: dict = {}
         self._labels = {self._stored_labels(from_json(text)) for text in memo.graphs(fingerprint)}
         self._number = np.full(int(paths.table[0].max(initial=-1)) + 1, -1, dtype=np.int64)
@@ -148,28 +158,15 @@ class PatternLookup:
         """Entry ``entry`` (-1: none) for a partition whose flows, in the order of its layout, are ``ordered``."""
         if entry < 0:
             return None
-        value, positions, moved, state_int, state_float = self._entries[entry]
-        return Found(value, ordered[positions], moved, state_int, state_float)
+        stored = self.stored
+        rows = slice(stored.offsets[entry], stored.offsets[entry + 1])
+        return Found(self._values[entry], ordered[stored.positions[rows]], stored.moved[rows],
+                     stored.state_int[rows], stored.state_float[rows])  # fmt: skip
 
     @property
     def stored(self) -> Stored:
-        """Every entry found or stored so far, as arrays."""
-        if self._stored is None:
-            _, positions, moved, ints, floats = zip(*self._entries, strict=True) if self._entries else ((),) * 5
-            widths = self.state_widths
-            offsets = np.zeros(len(self._entries) + 1, dtype=np.int64)
-            np.cumsum([len(p) for p in positions], out=offsets[1:])
-            values = [entry[0] for entry in self._entries]
-            self._stored = Stored(
-                offsets,
-                np.concatenate([np.zeros(0, dtype=np.int64), *positions]),
-                np.concatenate([np.zeros(0, dtype=np.int64), *moved]),
-                np.concatenate([np.zeros((0, widths[0]), dtype=np.int64), *ints]),
-                np.concatenate([np.zeros((0, widths[1])), *floats]),
-                np.array([v["t_conv"] for v in values], dtype=np.int64),
-                np.array([v.get("settled", True) for v in values], dtype=np.bool_),
-            )
-        return self._stored
+        """Every entry found or stored so far, as arrays (views: valid until the next entry is added)."""
+        return Stored(*(column.values for column in self._store))
 
     def labels_of(self, flows: np.ndarray, rates) -> np.ndarray:
         """The FCG vertex labels of ``flows`` at ``rates`` as int64 codes."""
@@ -183,16 +180,24 @@ class PatternLookup:
         entry = -1
         if found is not None:  # kept as arrays, made once per layout rather than at every hit
             value, mapping = found
-            position = {f: i for i, f in enumerate(order)}
             entries = value["flows"]
-            self._entries.append((
-                value,
-                np.array([position[mapping[i]] for i in range(len(entries))], dtype=np.int64),
-                np.array([entry["bytes"] for entry in entries], dtype=np.int64),
-                *self._cca_state(entries),
-            ))  # fmt: skip
-            self._stored = None
-            entry = len(self._entries) - 1
+            if len(entries) != len(order):  # checked here: the compiled hit trusts it
+                raise ValueError(
+                    f"memo DB {self.memo.path}: an entry holds {len(entries)} flows for an FCG of {len(order)}; "
+                    "delete the file or give another --memo"
+                )
+            position = {f: i for i, f in enumerate(order)}
+            offsets, positions, moved, state_int, state_float, t_conv, settled = self._store
+            ints, floats = self._cca_state(entries)
+            positions.extend(np.array([position[mapping[i]] for i in range(len(entries))], dtype=np.int64))
+            moved.extend(np.array([entry["bytes"] for entry in entries], dtype=np.int64))
+            state_int.extend(ints)
+            state_float.extend(floats)
+            offsets.extend(np.array([positions.n]))
+            t_conv.extend(np.array([value["t_conv"]], dtype=np.int64))
+            settled.extend(np.array([value.get("settled", True)], dtype=np.bool_))
+            self._values.append(value)
+            entry = len(self._values) - 1
         known = (key, entry)
         self._layouts_seen[layout] = known
         return known

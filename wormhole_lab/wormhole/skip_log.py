@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wormhole_lab.wormhole.grown import Grown
+
 PART, START, END, MEMO_UNTIL, FLOW_LO, FLOW_HI, PORT_LO, PORT_HI = range(8)  # the columns of a skip's row
 
 
@@ -26,31 +28,6 @@ class Skip:
     adv: np.ndarray
     memo_until: int  # the skip is taken from the memo DB up to here, fast-forwarded after
     ports: np.ndarray  # the partition's ports (a skip-back shifts them back)
-
-
-class Grown:
-    """An array of ``dtype`` (rows of ``width`` values, or scalars) that grows by appending, doubling its room."""
-
-    def __init__(self, dtype, width: int | None = None):
-        self._shape = () if width is None else (width,)
-        self._data = np.zeros((64, *self._shape), dtype=dtype)
-        self.n = 0
-
-    def extend(self, values: np.ndarray) -> int:
-        """Append ``values``; returns where they begin."""
-        n = len(values)
-        if self.n + n > len(self._data):
-            data = np.zeros((max(2 * len(self._data), self.n + n), *self._shape), dtype=self._data.dtype)
-            data[: self.n] = self._data[: self.n]
-            self._data = data
-        self._data[self.n : self.n + n] = values
-        self.n += n
-        return self.n - n
-
-    @property
-    def values(self) -> np.ndarray:
-        """What was appended (a view: valid until the next append)."""
-        return self._data[: self.n]
 
 
 class SkipLog:
@@ -70,8 +47,8 @@ class SkipLog:
     def append(self, parts, starts, ends, memo_until, flows, flow_offsets, adv, goodput, ports, port_offsets) -> None:
         """Skips k = 0, 1, ... of partition ``parts[k]`` from ``starts[k]`` to ``ends[k]``, taken from the memo DB
         up to ``memo_until[k]``, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (credited ``adv``, at
-        ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, are in progress. None of the partitions
-        has one in progress already."""
+        ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, are in progress (``parts`` distinct). A
+        partition's skip in progress is replaced by its new one."""
         n = len(parts)
         rows = np.empty((n, 8), dtype=np.int64)
         rows[:, PART], rows[:, START], rows[:, END], rows[:, MEMO_UNTIL] = parts, starts, ends, memo_until
@@ -81,8 +58,8 @@ class SkipLog:
         rows[:, FLOW_LO], rows[:, FLOW_HI] = first + flow_offsets[:-1], first + flow_offsets[1:]
         first = self._ports.extend(ports)
         rows[:, PORT_LO], rows[:, PORT_HI] = first + port_offsets[:-1], first + port_offsets[1:]
+        self.n_active += int((self.active_of[parts] < 0).sum())
         self.active_of[parts] = self._rows.extend(rows) + np.arange(n)
-        self.n_active += n
 
     def row(self, i: int) -> np.ndarray:
         """Skip ``i``'s row (a view: valid until the next append)."""
@@ -106,7 +83,7 @@ class SkipLog:
         return self._ports.values[row[PORT_LO] : row[PORT_HI]]
 
     def end(self, parts: np.ndarray) -> None:
-        """The skips in progress of ``parts`` are over (ended or cut short)."""
+        """The skips in progress of ``parts`` (distinct) are over (ended or cut short)."""
         self.n_active -= int((self.active_of[parts] >= 0).sum())
         self.active_of[parts] = -1
 
