@@ -1,6 +1,11 @@
-"""The FCG key is the same for the same contention pattern, whatever the flow ids, and differs otherwise."""
+"""The FCG key is the same for the same contention pattern, whatever the flow ids, and differs otherwise; rates are
+levelled as Python rounds."""
 
-from wormhole_lab.wormhole.fcg import canonical_key, conflict_graph, from_json, match, to_json
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wormhole_lab.wormhole.fcg import RATE_LEVELS, canonical_key, conflict_graph, from_json, match, rate_levels, to_json
 
 LINE = 100 * 10**9
 
@@ -24,3 +29,11 @@ def test_different_rates_or_sharing_change_the_key():
     assert canonical_key(graph([0, 1], [{1, 2}, {2, 3}], [LINE, LINE / 2])) != canonical_key(base)
     assert canonical_key(graph([0, 1], [{1, 2}, {1, 2}], [LINE, LINE])) != canonical_key(base)
     assert match(from_json(to_json(base)), graph([0, 1], [{1}, {2}], [LINE, LINE])) is None
+
+
+@given(st.lists(st.integers(0, 400_000_000_000), min_size=1, max_size=30), st.sampled_from([25, 100, 400]))
+def test_rate_levels_round_halves_to_even_as_python_s_round(rates, line_gbps):
+    line = line_gbps * 1_000_000_000
+    expected = [round(r / line * RATE_LEVELS) for r in rates]
+    assert rate_levels(np.array(rates), np.full(len(rates), line)).tolist() == expected
+    assert rate_levels(np.array([line // 40, 3 * line // 40]), np.array([line, line])).tolist() == [0, 2]  # 0.5, 1.5

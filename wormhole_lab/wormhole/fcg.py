@@ -13,12 +13,28 @@ import networkx as nx
 import numpy as np
 from networkx.algorithms.isomorphism import GraphMatcher
 
+from wormhole_lab.engine.jit import kernel
+
 RATE_LEVELS = 20  # rates are compared in steps of 1/20 of the line rate
 
 
+@kernel
+def rate_level(rate_bps, line_bps):
+    """A rate (bit/s) in steps of 1/RATE_LEVELS of the line rate (halves to even, as Python's ``round``)."""
+    return np.int64(np.rint(np.float64(rate_bps) / line_bps * RATE_LEVELS))
+
+
+@kernel
+def _rate_levels(rate_bps, line_bps, out):
+    for i in range(len(rate_bps)):
+        out[i] = rate_level(rate_bps[i], line_bps[i])
+
+
 def rate_levels(rate_bps: np.ndarray, line_bps: np.ndarray) -> np.ndarray:
-    """Rates in steps of 1/RATE_LEVELS of the line rate (halves to even, as Python's ``round``)."""
-    return np.rint(rate_bps / line_bps * RATE_LEVELS).astype(np.int64)
+    """``rate_level`` of each rate, at its line rate."""
+    out = np.empty(len(rate_bps), dtype=np.int64)
+    _rate_levels(np.asarray(rate_bps, dtype=np.float64), np.asarray(line_bps, dtype=np.int64), out)
+    return out
 
 
 def vertex_label(level: int, hops: str, line_bps: int) -> str:

@@ -26,7 +26,7 @@ from wormhole_lab.wormhole.fcg import (
     conflict_graph,
     from_json,
     match,
-    rate_levels,
+    rate_level,
     to_json,
 )
 from wormhole_lab.wormhole.grown import Grown
@@ -81,7 +81,7 @@ class PatternLookup:
         self.shapes = shapes
         codes, names = np.asarray(shapes[0], dtype=np.int64), list(shapes[1])
         self.hops = np.array(names, dtype=object)[codes]
-        self.line_bps = np.asarray(line_bps)
+        self.line_bps = np.asarray(line_bps, dtype=np.int64)
         lines, line_code = np.unique(self.line_bps, return_inverse=True)
         if len(names) >= 1 << LABEL_SHIFT or len(lines) >= 1 << LABEL_SHIFT:
             raise ValueError(f"more than {1 << LABEL_SHIFT} path shapes or line rates")
@@ -170,8 +170,9 @@ class PatternLookup:
 
     def labels_of(self, flows: np.ndarray, rates) -> np.ndarray:
         """The FCG vertex labels of ``flows`` at ``rates`` as int64 codes."""
-        levels = rate_levels(np.asarray(rates, dtype=float), self.line_bps[flows])
-        return (levels << 2 * LABEL_SHIFT) | self._flow_label[flows]
+        labels = np.empty(len(flows), dtype=np.int64)
+        _labels_of(np.asarray(rates, dtype=np.float64), self.line_bps, self._flow_label, flows, labels)
+        return labels
 
     def _remember(self, layout: bytes, order: list[int], graph, key: str) -> tuple[str, int]:
         """What a partition of ``layout`` (its flows in ``order``, its FCG ``graph`` under ``key``) finds stored:
@@ -276,6 +277,13 @@ class PatternLookup:
             if mapping is not None:
                 return value, mapping
         return None
+
+
+@kernel
+def _labels_of(rates, line_bps, flow_label, flows, out):
+    """``PatternLookup.labels_of`` into ``out``."""
+    for i in range(len(flows)):
+        out[i] = (rate_level(rates[i], line_bps[flows[i]]) << 2 * LABEL_SHIFT) | flow_label[flows[i]]
 
 
 @kernel
