@@ -189,19 +189,15 @@ def test_entries_of_another_engine_version_are_skipped(scenario, memo_off, good_
     assert np.abs(ds["fct"].values / memo_off - 1).max() < 0.01
 
 
-def test_an_entry_with_a_valid_checksum_but_cca_state_of_another_shape_stops_the_run_with_its_file(
-    scenario, good_db, tmp_path
-):
-    """A row rewritten with one CCA value too few per flow and its checksum made anew: the compiled restore does
-    not check bounds, so the run says which file holds it rather than writing past a flow's row."""
+def rewritten(tmp_path, good_db, change) -> Path:
+    """A copy of ``good_db`` whose every entry's value went through ``change`` (in place) and got its checksum anew."""
     path = write(tmp_path, good_db)
     conn = sqlite3.connect(path)
     for row_id, fingerprint, key, graph, value, version in conn.execute(
         "SELECT id, fingerprint, fcg_key, graph, value, engine_version FROM entries"
     ).fetchall():
         value = json.loads(value)
-        for entry in value["flows"]:
-            entry["int"] = entry["int"][:-1]
+        change(value)
         value = json.dumps(value)
         conn.execute(
             "UPDATE entries SET value = ?, checksum = ? WHERE id = ?",
@@ -209,6 +205,20 @@ def test_an_entry_with_a_valid_checksum_but_cca_state_of_another_shape_stops_the
         )
     conn.commit()
     conn.close()
+    return path
+
+
+def test_an_entry_with_a_valid_checksum_but_cca_state_of_another_shape_stops_the_run_with_its_file(
+    scenario, good_db, tmp_path
+):
+    """A row rewritten with one CCA value too few per flow and its checksum made anew: the compiled restore does
+    not check bounds, so the run says which file holds it rather than writing past a flow's row."""
+
+    def one_value_too_few(value):
+        for entry in value["flows"]:
+            entry["int"] = entry["int"][:-1]
+
+    path = rewritten(tmp_path, good_db, one_value_too_few)
     with pytest.raises(ValueError, match=f"memo DB {path}: an entry holds CCA state of shape"):
         run_with_memo(scenario, str(path))
 
@@ -216,20 +226,7 @@ def test_an_entry_with_a_valid_checksum_but_cca_state_of_another_shape_stops_the
 def test_an_entry_with_a_valid_checksum_but_a_flow_too_few_stops_the_run_with_its_file(scenario, good_db, tmp_path):
     """A row rewritten with one stored flow fewer than its FCG has vertices, its checksum made anew: a hit is taken in
     compiled code that trusts an entry to hold a flow per member, so the run names the file instead."""
-    path = write(tmp_path, good_db)
-    conn = sqlite3.connect(path)
-    for row_id, fingerprint, key, graph, value, version in conn.execute(
-        "SELECT id, fingerprint, fcg_key, graph, value, engine_version FROM entries"
-    ).fetchall():
-        value = json.loads(value)
-        value["flows"] = value["flows"][:-1]
-        value = json.dumps(value)
-        conn.execute(
-            "UPDATE entries SET value = ?, checksum = ? WHERE id = ?",
-            (value, _checksum(fingerprint, key, graph, value, version), row_id),
-        )
-    conn.commit()
-    conn.close()
+    path = rewritten(tmp_path, good_db, lambda value: value["flows"].pop())
     with pytest.raises(ValueError, match=f"memo DB {path}: an entry holds [0-9]+ flows for an FCG of"):
         run_with_memo(scenario, str(path))
 
