@@ -302,7 +302,7 @@ class Simulation:
         with deferred_signals() as pending:
             if controller is not None:
                 t0 = time.perf_counter()
-                controller.finish(state.now_ps)  # books the skips still running; the audit replays its sample
+                controller.finish()  # books the skips still running; the audit replays its sample
                 wall += time.perf_counter() - t0
             attrs = self._attrs(prepared, stop, wall)
             if flow is not None:

@@ -3,7 +3,6 @@ what a memo jump credits counts out the data a partition's queues hold; the comp
 contention behind a skip decision; skips taken together shift as they would one by one."""
 
 import contextlib
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -19,11 +18,10 @@ from wormhole_lab.wormhole.fastforward import (
     FastForward,
     _has_room,
     _no_shared_data_port,
-    _queued_on_paths,
     _shares_disagree,
     _until_done,
-    unqueued_bytes,
 )
+from wormhole_lab.wormhole.queued import unqueued_bytes
 from wormhole_lab.wormhole.settings import WormholeConfig
 
 
@@ -41,31 +39,6 @@ def test_the_known_starts_are_indexed_at_the_first_skip_and_not_for_a_run_of_sho
     long = make_flows([1], [0], [10_000_000], 0)
     built, skips = index_built(Scenario(star(2), long, preset("hp"), telemetry=Telemetry.off()))
     assert built and skips > 0
-
-
-def test_unqueued_bytes_leave_out_the_data_in_the_given_ports_queues_only():
-    """Port 0 queues data of flows 7 and 3 and an ACK of flow 7; port 1 data of flows 3 and 9 (9 is not asked for);
-    port 2 is not asked for."""
-    queues = {0: [(7, L.KIND_DATA, 1000), (3, L.KIND_DATA, 500), (7, L.KIND_ACK, 0)], 1: [(3, L.KIND_DATA, 1000),
-              (9, L.KIND_DATA, 1000)], 2: [(7, L.KIND_DATA, 1000)]}  # fmt: skip
-    pk = np.zeros((8, L.PK_N), dtype=np.int64)
-    pt = np.full((3, L.PT_N), -1, dtype=np.int64)
-    k = 0
-    for port, packets in queues.items():
-        pt[port, L.PT_DATA_HEAD] = k
-        for i, (flow, kind, payload) in enumerate(packets):
-            pk[k, [L.PK_FLOW, L.PK_KIND, L.PK_PAYLOAD]] = flow, kind, payload
-            pk[k, L.PK_NEXT] = k + 1 if i + 1 < len(packets) else -1
-            k += 1
-    fl = np.zeros((10, L.FL_N), dtype=np.int64)
-    fl[[3, 7], L.FL_SND_NXT] = 10_000, 20_000
-    state = SimpleNamespace(pt=pt, pk=pk, fl=fl)
-    assert unqueued_bytes(state, np.array([3, 7]), [1, 0]).tolist() == [8_500, 19_000]
-    # over their own data paths (flow 3 crosses ports 0 and 1, flow 7 ports 2 and 0): every queue they are in
-    fl[3, L.FL_PATH_BEGIN], fl[3, L.FL_PATH_LEN], fl[7, L.FL_PATH_BEGIN], fl[7, L.FL_PATH_LEN] = 0, 2, 2, 2
-    seen, touched, queued = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.int64)
-    _queued_on_paths(fl, pt, pk, np.array([0, 1, 2, 0]), np.array([3, 7]), seen, touched, queued)
-    assert queued.tolist() == [1_500, 2_000] and not seen.any()
 
 
 def test_what_a_look_counts_out_of_the_queues_is_what_all_the_ports_queues_hold(tmp_path, monkeypatch):

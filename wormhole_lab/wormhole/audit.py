@@ -29,7 +29,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.offset import isolate_partition
 from wormhole_lab.engine.runner import advance
 from wormhole_lab.engine.state import ResourceLimitError
-from wormhole_lab.wormhole.fastforward import unqueued_bytes
+from wormhole_lab.wormhole.queued import unqueued_bytes
 
 AUDIT_MEMORY_SHARE = 0.25  # of EngineConfig.memory_cap_bytes, for the copies of the state kept until the end
 KINDS = ("fastforward", "memo")

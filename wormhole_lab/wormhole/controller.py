@@ -307,8 +307,9 @@ class WormholeController:
                 else:
                     parts[part, L.PA_RETRY_AT] = now + self.retry_ps
 
-    def finish(self, now: int) -> None:
-        self.ff.finish_all(now)
+    def finish(self) -> None:
+        """The run ended: book the skips still in progress, close the memo DB, replay the audit's sample."""
+        self.ff.finish_all()
         if self.memo is not None:
             self.memo.close()
         if self.auditor is not None:

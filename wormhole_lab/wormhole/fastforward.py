@@ -18,6 +18,7 @@ from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.offset import offset_partitions
 from wormhole_lab.wormhole.flow_paths import FlowPaths
 from wormhole_lab.wormhole.grown import Grown
+from wormhole_lab.wormhole.queued import queued_on_paths
 from wormhole_lab.wormhole.segments import select_segments
 from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Skip, SkipLog
 
@@ -44,21 +45,6 @@ STATE_INT = (
 STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
 _STATE_INT, _STATE_FLOAT = np.array(STATE_INT), np.array(STATE_FLOAT)  # as indices, made once
 _GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
-
-
-def unqueued_bytes(state, flows: np.ndarray, ports) -> np.ndarray:
-    """Per flow of ``flows`` (ascending ids), the bytes it sent less those of its packets waiting in the data queues
-    of ``ports``.
-
-    A jump (memo hit) credits the change of this over the stretch it skips. It carries the packets in flight at
-    its start along and leaves the queues as they were then, so what the stretch put into queues is not there
-    after it. Crediting all that was sent instead left a flow the queued bytes ahead of packet mode (TIMELY,
-    2 x 700 kB into one host: every hit 48 % early); crediting what was acknowledged left it the pipe behind
-    (DCTCP, 2 x 700 kB: 3.5 % late; an MoE all-to-all under HPCC: 1.3 % late).
-    """
-    queued = np.zeros(len(flows), dtype=np.int64)
-    _queued_payload(state.pt, state.pk, np.asarray(ports, dtype=np.int64), flows, queued)
-    return state.fl[flows, L.FL_SND_NXT] - queued
 
 
 @kernel
@@ -322,44 +308,6 @@ def _next_known_start(offsets, times, flows, fl, ports, now):
     return best
 
 
-@kernel
-def _queued_on_paths(fl, pt, pk, path_ports, flows, seen, touched, queued):
-    """``_queued_payload`` over the queues of the data paths of ``flows`` (ascending), every queue where their data
-    can wait (``seen``: per port scratch, 0 on entry and exit; ``touched``: room for the ports)."""
-    n = 0
-    for f in flows:
-        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
-            p = path_ports[i]
-            if seen[p] == 0:
-                seen[p] = 1
-                touched[n] = p
-                n += 1
-    _queued_payload(pt, pk, touched[:n], flows, queued)
-    for k in range(n):
-        seen[touched[k]] = 0
-
-
-@kernel
-def _queued_payload(pt, pk, ports, flows, queued):
-    """``queued[i]``: the payload of the data packets of ``flows[i]`` (ascending) in the data queues of ``ports``
-    (walked in Python, a partition's queues cost more than the rest of a memo lookup that missed)."""
-    for p in ports:
-        k = pt[p, L.PT_DATA_HEAD]
-        while k >= 0:
-            if pk[k, L.PK_KIND] == L.KIND_DATA:
-                f = pk[k, L.PK_FLOW]
-                lo, hi = 0, len(flows)
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if flows[mid] < f:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < len(flows) and flows[lo] == f:
-                    queued[lo] += pk[k, L.PK_PAYLOAD]
-            k = pk[k, L.PK_NEXT]
-
-
 class FastForward:
     """Plans and applies skips on an engine state; keeps the statistics of what was skipped."""
 
@@ -416,10 +364,10 @@ class FastForward:
         return offsets, start[order], flow[order]
 
     def unqueued(self, flows: np.ndarray) -> np.ndarray:
-        """``unqueued_bytes`` of ``flows`` (ascending ids) over all their queues: those of their data paths."""
+        """``queued.unqueued_bytes`` of ``flows`` (ascending ids) over all their queues: those of their data paths."""
         s = self.state
         queued = np.zeros(len(flows), dtype=np.int64)
-        _queued_on_paths(s.fl, s.pt, s.pk, s.path_ports, flows, self._port_count, self._port_touched, queued)
+        queued_on_paths(s.fl, s.pt, s.pk, s.path_ports, flows, self._port_count, self._port_touched, queued)
         return s.fl[flows, L.FL_SND_NXT] - queued
 
     def forget(self, parts: np.ndarray) -> None:
@@ -653,8 +601,7 @@ class FastForward:
         adv += back
         row[END] = now
         self.skip_backs += 1
-        skips.end(np.array([part]))
-        self._booked.append(np.array([i]))
+        self._book(np.array([i]))
 
     def finish(self, parts: np.ndarray, now: int) -> None:
         """Book the skips of ``parts`` (distinct) whose end has been reached, in that order (called when the
@@ -663,17 +610,19 @@ class FastForward:
             return
         ids = self.skips.active_of[parts]
         ids = ids[ids >= 0]
-        ended = ids[self.skips.rows(ids)[:, END] <= now]
-        if len(ended):
-            self.skips.end(self.skips.rows(ended)[:, PART])
-            self._booked.append(ended)  # added up when a total is read: a skip's own additions cost ~3.5 us
+        self._book(ids[self.skips.rows(ids)[:, END] <= now])
 
-    def finish_all(self, now: int) -> None:
-        """Book every skip in progress, in order of start: the run ended at ``now`` (one that runs past it is booked
-        to its own end)."""
-        ids = self.skips.active_of[self.skips.active_of >= 0]
-        rows = self.skips.rows(np.sort(ids))
-        self.finish(rows[:, PART], max([now, *rows[:, END].tolist()]))
+    def finish_all(self) -> None:
+        """Book every skip in progress, in order of start (the run ended; one that runs past its end is booked to
+        its own end)."""
+        self._book(np.sort(self.skips.active_of[self.skips.active_of >= 0]))
+
+    def _book(self, ids: np.ndarray) -> None:
+        """The skips ``ids`` (rows of the log) are over: added to the totals when one is read (a skip's own
+        additions cost ~3.5 us), in this order."""
+        if len(ids):
+            self.skips.end(self.skips.rows(ids)[:, PART])
+            self._booked.append(ids)
 
     def _add_booked(self) -> None:
         if not self._booked:

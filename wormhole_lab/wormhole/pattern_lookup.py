@@ -206,14 +206,15 @@ class PatternLookup:
     def _cca_state(self, entries: list[dict]) -> tuple[np.ndarray, np.ndarray]:
         """An entry's CCA state per flow, as int and float arrays of ``state_widths`` columns."""
         widths = self.state_widths
-        rows = ([entry[kind] for entry in entries] for kind in ("int", "float"))
-        if any(len(row) != width for values, width in zip(rows, widths, strict=True) for row in values):
+        ints, floats = ([entry[kind] for entry in entries] for kind in ("int", "float"))
+        if any(len(row) != widths[0] for row in ints) or any(len(row) != widths[1] for row in floats):
             raise ValueError(
                 f"memo DB {self.memo.path}: an entry holds CCA state of shape other than {widths[0]} int and "
                 f"{widths[1]} float values for each of its {len(entries)} flows; delete the file or give another --memo"
             )
-        ints = np.array([entry["int"] for entry in entries], dtype=np.int64).reshape(len(entries), widths[0])
-        return ints, np.array([entry["float"] for entry in entries], dtype=np.float64).reshape(len(entries), widths[1])
+        n = len(entries)
+        ints, floats = np.array(ints, dtype=np.int64), np.array(floats, dtype=np.float64)
+        return ints.reshape(n, widths[0]), floats.reshape(n, widths[1])
 
     def _layouts(self, flows, offsets, labels, which: np.ndarray) -> tuple[list[bytes], np.ndarray]:
         """The layouts of partitions ``which`` (as ``find_all``'s), and ``flows`` with those partitions' flows in

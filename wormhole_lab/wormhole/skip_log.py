@@ -12,7 +12,8 @@ import numpy as np
 
 from wormhole_lab.wormhole.grown import Grown
 
-PART, START, END, MEMO_UNTIL, FLOW_LO, FLOW_HI, PORT_LO, PORT_HI = range(8)  # the columns of a skip's row
+# the columns of a skip's row (each _HI right after its _LO: SkipLog._of reads them as a pair)
+PART, START, END, MEMO_UNTIL, FLOW_LO, FLOW_HI, PORT_LO, PORT_HI = range(8)
 
 
 @dataclass
@@ -65,22 +66,24 @@ class SkipLog:
         """Skip ``i``'s row (a view: valid until the next append)."""
         return self._rows.values[i]
 
-    def flows(self, i: int) -> np.ndarray:
+    def _of(self, column: Grown, i: int, lo: int = FLOW_LO) -> np.ndarray:
+        """Skip ``i``'s values in ``column``, per flow (``lo`` FLOW_LO) or per port (PORT_LO); a view, valid until
+        the next append."""
         row = self._rows.values[i]
-        return self._flows.values[row[FLOW_LO] : row[FLOW_HI]]
+        return column.values[row[lo] : row[lo + 1]]
+
+    def flows(self, i: int) -> np.ndarray:
+        return self._of(self._flows, i)
 
     def goodput(self, i: int) -> np.ndarray:
-        row = self._rows.values[i]
-        return self._goodput.values[row[FLOW_LO] : row[FLOW_HI]]
+        return self._of(self._goodput, i)
 
     def adv(self, i: int) -> np.ndarray:
-        """Skip ``i``'s credits (a view: writing to it changes them, until the next append)."""
-        row = self._rows.values[i]
-        return self._adv.values[row[FLOW_LO] : row[FLOW_HI]]
+        """Skip ``i``'s credits (writing to them changes them)."""
+        return self._of(self._adv, i)
 
     def ports(self, i: int) -> np.ndarray:
-        row = self._rows.values[i]
-        return self._ports.values[row[PORT_LO] : row[PORT_HI]]
+        return self._of(self._ports, i, PORT_LO)
 
     def end(self, parts: np.ndarray) -> None:
         """The skips in progress of ``parts`` (distinct) are over (ended or cut short)."""
