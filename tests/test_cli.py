@@ -293,6 +293,20 @@ def test_the_scenario_file_sets_the_audit(tmp_path):
         load_scenario(scenario)
 
 
+def test_the_scenario_file_sets_the_tail_left_to_the_packets(tmp_path):
+    from wormhole_lab.scenario_io import load_scenario
+    from wormhole_lab.wormhole.settings import WormholeConfig
+
+    scenario = rounds_files(tmp_path)
+    scenario.write_text(ROUNDS_YAML + "wormhole: {tail_packets: 4}\n")
+    assert load_scenario(scenario).wormhole.tail_packets == 4
+    scenario.write_text(ROUNDS_YAML + "wormhole: {tail_packets: 0}\n")
+    with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.tail_packets: must be at least 1"):
+        load_scenario(scenario)
+    with pytest.raises(InputError, match=r"WormholeConfig\.tail_packets: must be a whole number, 1 or more"):
+        WormholeConfig(tail_packets=0)
+
+
 def test_the_command_line_offers_every_simulation_mode():
     from wormhole_lab.cli import MODE_CHOICES
     from wormhole_lab.simulation import MODES

@@ -125,7 +125,7 @@ def test_round_trip_of_file_inputs_and_overrides(tmp_path):
         config,
         name="from files",
         telemetry=Telemetry.off(),
-        wormhole=WormholeConfig(audit=4, audit_windows=5),
+        wormhole=WormholeConfig(audit=4, audit_windows=5, tail_packets=3),
     )
     out = save_scenario(scenario, tmp_path / "case.yaml")
     assert (tmp_path / "case.topology.txt").is_file() and (tmp_path / "case.flows.txt").is_file()
@@ -133,7 +133,8 @@ def test_round_trip_of_file_inputs_and_overrides(tmp_path):
     assert "cca: dcqcn_paper" in text and "rate_ai_bps: 7000000" in text and "telemetry: 'off'" in text
     back = load_scenario(out)
     assert_same(back, scenario)
-    assert not back.telemetry.enabled and (back.wormhole.audit, back.wormhole.audit_windows) == (4, 5)
+    assert not back.telemetry.enabled
+    assert (back.wormhole.audit, back.wormhole.audit_windows, back.wormhole.tail_packets) == (4, 5, 3)
 
 
 def test_side_files_are_found_relative_to_the_yaml(tmp_path, monkeypatch):

@@ -90,6 +90,7 @@ WORMHOLE_KEYS = (
     "cycles",
     "audit",
     "audit_windows",
+    "tail_packets",
 )
 REQUIRED_KEYS = ("topology", "flows", "cca")
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
@@ -630,7 +631,9 @@ class _Loader:
                 steady[key] = self.time(value, sub)
             elif key in ("line_window", "cycles"):
                 steady[key] = self.integer(value, sub, minimum=0)
-        audit = {k: self.integer(spec[k], path + (k,), minimum=0) for k in ("audit", "audit_windows") if k in spec}
+        counts = {k: self.integer(spec[k], path + (k,), minimum=0) for k in ("audit", "audit_windows") if k in spec}
+        if "tail_packets" in spec:
+            counts["tail_packets"] = self.integer(spec["tail_packets"], path + ("tail_packets",), minimum=1)
         memo = spec.get("memo")
         if memo is not None:
             memo = self.text(memo, path + ("memo",))
@@ -638,7 +641,7 @@ class _Loader:
             if not Path(memo).parent.is_dir():
                 raise self.error(path + ("memo",), f"folder of {memo} does not exist", "create it or change the path")
         try:
-            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo, **audit)
+            return WormholeConfig(steady=SteadyConfig(**steady), memo=memo, **counts)
         except InputError as exc:
             field = exc.where.rsplit(".", 1)[-1]
             raise self.error(path + (field if field in WORMHOLE_KEYS else "theta",), exc.problem, exc.fix) from None

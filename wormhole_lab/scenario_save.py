@@ -249,7 +249,7 @@ def _config_doc(cfg: EngineConfig, stored: dict | None, topo: Topology) -> dict:
 
 
 def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
-    """The memo DB (relative to the YAML file when it can be), the audit, and the steady-test knobs that differ."""
+    """The memo DB (relative to the YAML file when it can be), and the audit, tail and steady-test knobs that differ."""
     default = SteadyConfig()
     out = {
         name: _plain(getattr(wormhole.steady, name))
@@ -261,7 +261,9 @@ def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
         out["memo"] = str(memo.relative_to(base.resolve())) if memo.is_relative_to(base.resolve()) else str(memo)
     plain = WormholeConfig()
     out |= {
-        k: int(getattr(wormhole, k)) for k in ("audit", "audit_windows") if getattr(wormhole, k) != getattr(plain, k)
+        k: int(getattr(wormhole, k))
+        for k in ("audit", "audit_windows", "tail_packets")
+        if getattr(wormhole, k) != getattr(plain, k)
     }
     return out
 

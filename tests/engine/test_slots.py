@@ -112,23 +112,24 @@ def test_a_slot_is_handed_out_clean():
     check_slots(state)
 
 
-def moe_iteration(cca, memo=None):
+def moe_iteration(cca, memo, tail_packets):
     """An MoE-8x7B iteration on 64 GPUs, shrunk to 2,048 flows (2 layers, hidden 512, 2 micro-batches)."""
     model = get_model("MoE-8x7B").replace(hidden=512, ffn=1024, layers=2)
     flows = training_iteration(model, placement_for("MoE-8x7B", 64), micro_batches=2)
-    return Scenario(
-        rail_optimized(8, 8), flows, preset(cca), telemetry=Telemetry.off(), wormhole=WormholeConfig(memo=memo)
-    )
+    wormhole = WormholeConfig(memo=memo, tail_packets=tail_packets)
+    return Scenario(rail_optimized(8, 8), flows, preset(cca), telemetry=Telemetry.off(), wormhole=wormhole)
 
 
 @pytest.mark.parametrize("case", ["packet_hp", "wormhole_hp", "wormhole_dcqcn"])
 def test_a_training_iteration_on_a_pool_of_slots_gives_the_fcts_of_a_full_row_per_flow(monkeypatch, tmp_path, case):
     """The FCTs, to the picosecond, that these runs gave when every flow had its own full row from the set-up on
-    (commit 39f8d14, before the pool). Here the pool starts at 4 slots: it grows during the run and every slot
-    is handed on from flow to flow (the Wormhole runs skip 96 times and hit the memo 184 times)."""
+    (commit 39f8d14, before the pool, when every skip and hit left 4 packets to the packet level). Here the pool
+    starts at 4 slots: it grows during the run and every slot is handed on from flow to flow (the Wormhole runs
+    skip 96 times and hit the memo 184 times)."""
     expected = json.loads((Path(__file__).parents[1] / "data" / "engine" / "eager_rows_fct.json").read_text())[case]
     monkeypatch.setattr(engine_state, "INITIAL_SLOTS", 4)
     mode, cca = case.split("_")
-    ds = Simulation(moe_iteration(cca, str(tmp_path / "m.sqlite") if mode == "wormhole" else None), mode=mode).run()
+    scenario = moe_iteration(cca, str(tmp_path / "m.sqlite") if mode == "wormhole" else None, tail_packets=4)
+    ds = Simulation(scenario, mode=mode).run()
     np.testing.assert_array_equal(ds["fct"].values, expected)
     assert mode == "packet" or ds.attrs["skips"] > 0

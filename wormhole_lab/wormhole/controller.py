@@ -18,16 +18,16 @@ from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole import partition as P
 from wormhole_lab.wormhole.audit import METHOD, Auditor
-from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, TAIL_PACKETS, FastForward
+from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, FastForward
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
 from wormhole_lab.wormhole.segments import select_segments, sort_segments
 from wormhole_lab.wormhole.settings import WormholeConfig
 
-# a watched partition's outcome is stored when a member has this many packets left to send: a hit leaves the
-# last TAIL_PACKETS to the packet level, with room to spare for a partition whose flows started a packet apart
-MARK_PACKETS = 2 * TAIL_PACKETS
+# a watched partition's outcome is stored when a member has this many times the tail left to send: a hit leaves
+# the tail to the packet level, with room to spare for a partition whose flows started a packet apart
+MARK_TAILS = 2
 
 
 class Watch(NamedTuple):
@@ -94,13 +94,14 @@ class WormholeController:
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
         state.ci[L.CI_STEADY_LINE] = steady.line_window
         state.ci[L.CI_STEADY_CYCLES] = steady.cycles
-        self.ff = FastForward(state, flows, steady.min_skip_ps, steady.window * steady.interval_ps, steady.theta)
+        window_ps = steady.window * steady.interval_ps
+        self.ff = FastForward(state, flows, steady.min_skip_ps, window_ps, steady.theta, config.tail_packets)
         self.paths = self.ff.paths
         self.partitions = Partitions(state)
-        # a flow down to its last TAIL_PACKETS is not looked up (_look_up), and a completion that leaves only such
-        # flows needs no return (engine/flow_log.py)
-        state.ci[L.CI_QUIET_TAIL] = TAIL_PACKETS * self.ff.payload
-        self.retry_ps = steady.window * steady.interval_ps
+        # a flow down to its tail is not looked up (_look_up), and a completion that leaves only such flows needs
+        # no return (engine/flow_log.py)
+        state.ci[L.CI_QUIET_TAIL] = self.ff.tail_bytes
+        self.retry_ps = window_ps
         self._partition_log: list[tuple[np.ndarray, np.ndarray]] = []  # times of changes, partitions after each
         self.steady_entries = 0
         self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
@@ -117,7 +118,6 @@ class WormholeController:
         self.pending: dict[int, Watch] = {}  # partition -> the transient being watched for the memo DB
         self.auditor = None
         if config.audit:
-            window_ps = steady.window * steady.interval_ps
             self.auditor = Auditor(state, config.audit, engine_config.seed, window_ps, config.audit_windows)
             self.ff.auditor = self.auditor
 
@@ -222,7 +222,7 @@ class WormholeController:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
         end first, up to there (the kernel returns when a flow passes its ``FL_MARK``). ``start``: its flows'
         ``FastForward.unqueued`` now."""
-        marked = _mark_if_fresh(self.state.fl, ids, MARK_PACKETS * self.ff.payload)
+        marked = _mark_if_fresh(self.state.fl, ids, MARK_TAILS * self.ff.tail_bytes)
         self.pending[part] = Watch(now, ids, rates, start, marked)
 
     def _unwatch(self, part: int) -> Watch | None:

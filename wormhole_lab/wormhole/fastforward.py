@@ -22,7 +22,6 @@ from wormhole_lab.wormhole.queued import queued_on_paths
 from wormhole_lab.wormhole.segments import select_segments
 from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Skip, SkipLog
 
-TAIL_PACKETS = 4  # packets of the first-finishing flow left to the packet-level simulation
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
 CREDIT_SCALE = 1.0  # test hook: a fast-forward credits this times the measured goodput (the audit must see it)
 NEVER = int(np.iinfo(np.int64).max)
@@ -311,7 +310,7 @@ def _next_known_start(offsets, times, flows, fl, ports, now):
 class FastForward:
     """Plans and applies skips on an engine state; keeps the statistics of what was skipped."""
 
-    def __init__(self, state, flows, min_skip_ps: int, window_ps: int, theta: float):
+    def __init__(self, state, flows, min_skip_ps: int, window_ps: int, theta: float, tail_packets: int):
         self.state = state
         self.auditor = None  # an audit.Auditor, offered every skip before it is taken
         self.window_ps = window_ps
@@ -322,6 +321,7 @@ class FastForward:
         self._history_log = Grown(np.int64, 3)
         self._history_flows, self._history_goodput = Grown(np.int64), Grown(np.float64)
         self.payload = int(state.ci[L.CI_PAYLOAD])
+        self.tail_bytes = tail_packets * self.payload  # left to the packet level by every skip and memo hit
         self.data_wire = self.payload + int(state.ci[L.CI_DATA_HDR])
         self.min_skip_ps = min_skip_ps
         self.paths = FlowPaths.of_state(state)
@@ -447,7 +447,7 @@ class FastForward:
         cap = self._cap(part, flows, goodput)
         offsets, times, starters = self._known_starts
         dt = int(_skip_span(self.state.fl, offsets, times, starters, ports, flows, goodput, sent, t,
-                            TAIL_PACKETS * self.payload, horizon, self.min_skip_ps, cap))  # fmt: skip
+                            self.tail_bytes, horizon, self.min_skip_ps, cap))  # fmt: skip
         if dt:
             self._remember(np.array([part]), flows, np.array([0, len(flows)]), goodput, np.array([cap]))
         return dt
@@ -486,7 +486,7 @@ class FastForward:
         t_conv, settled = stored.t_conv[entries], stored.settled[entries]
         dt, cap = np.empty(len(entries), dtype=np.int64), np.empty(len(entries), dtype=np.int64)
         _plan_hits(s.fl, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
-                   goodput, t_conv, settled, now, TAIL_PACKETS * self.payload, self.payload, horizon, self.min_skip_ps,
+                   goodput, t_conv, settled, now, self.tail_bytes, self.payload, horizon, self.min_skip_ps,
                    FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent, dt, cap)  # fmt: skip
         fits = dt >= 0
         if not fits.any():
