@@ -264,6 +264,22 @@ def estimate_bytes(n_flows: int, n_ports: int, n_nodes: int, path_entries: int) 
     return 8 * (rows + path_entries + event_rows * L.E_N + INITIAL_PACKETS * L.PK_N)
 
 
+ROWS_AT_ONCE = 4096  # rows of the flow table filled together: 2 MB, which stay in cache across its columns
+
+
+def _rows(n: int, width: int, columns: dict) -> np.ndarray:
+    """An (n, width) int64 table, zero but for ``columns`` (column -> per-row values or one value), filled a block of
+    rows at a time: written column by column over the whole table, each column is a pass over every row's cache
+    line (MoE-32x22B on 1024 GPUs, 1.4 M rows: ``build_state`` 1.41 -> 1.09 s; most of the rest is the first touch
+    of the table's 680 MB)."""
+    table = np.zeros((n, width), dtype=np.int64)
+    for a in range(0, n, ROWS_AT_ONCE):
+        block = table[a : a + ROWS_AT_ONCE]
+        for column, values in columns.items():
+            block[:, column] = values if np.isscalar(values) else values[a : a + ROWS_AT_ONCE]
+    return table
+
+
 def build_state(
     topo, flows, paths, cfg: EngineConfig, window_bytes: np.ndarray, base_rtt_ns: np.ndarray,
     merge_tx_done: bool = True,
@@ -334,33 +350,20 @@ def build_state(
             f"raise the buffer above {need} B (BUFFER_SIZE in MB)",
         )
 
-    fl = np.zeros((n_flows, L.FL_N), dtype=np.int64)
-    fl[:, L.FL_SRC] = flows.src
-    fl[:, L.FL_DST] = flows.dst
-    fl[:, L.FL_SIZE] = flows.size
-    fl[:, L.FL_START] = flows.start_ps
-    n_data = len(paths.data_ports)
-    fl[:, L.FL_PATH_BEGIN] = paths.data_offset[:-1]
-    fl[:, L.FL_PATH_LEN] = np.diff(paths.data_offset)
-    fl[:, L.FL_APATH_BEGIN] = n_data + paths.ack_offset[:-1]
-    fl[:, L.FL_APATH_LEN] = np.diff(paths.ack_offset)
-    fl[:, L.FL_WIN] = window_bytes
-    fl[:, L.FL_BASE_RTT] = base_rtt_ns
-    fl[:, L.FL_DONE_ORDER] = -1
-    fl[:, L.FL_FINISH] = -1
-    fl[:, L.FL_STARTED_AT] = -1
-    fl[:, L.FL_PART] = -1
-    fl[:, L.FL_SLOT] = -1
     path_ports = np.concatenate([paths.data_ports, paths.ack_ports]).astype(np.int64)
-
-    nic_port = path_ports[fl[:, L.FL_PATH_BEGIN]]
-    fl[:, L.FL_NIC_PORT] = nic_port
+    nic_port = path_ports[paths.data_offset[:-1]]
     per_port = np.bincount(nic_port, minlength=n_ports)
     pt[:, L.PT_QP_BEGIN] = np.concatenate([[0], np.cumsum(per_port)[:-1]])
-
     n_deps = np.diff(flows.dep_offset)
-    fl[:, L.FL_DEPS_LEFT] = n_deps
-    fl[:, L.FL_GAP] = flows.gap_ps
+    n_data = len(paths.data_ports)
+    fl = _rows(n_flows, L.FL_N, {
+        L.FL_SRC: flows.src, L.FL_DST: flows.dst, L.FL_SIZE: flows.size, L.FL_START: flows.start_ps,
+        L.FL_PATH_BEGIN: paths.data_offset[:-1], L.FL_PATH_LEN: np.diff(paths.data_offset),
+        L.FL_APATH_BEGIN: n_data + paths.ack_offset[:-1], L.FL_APATH_LEN: np.diff(paths.ack_offset),
+        L.FL_WIN: window_bytes, L.FL_BASE_RTT: base_rtt_ns, L.FL_NIC_PORT: nic_port, L.FL_DEPS_LEFT: n_deps,
+        L.FL_GAP: flows.gap_ps, L.FL_DONE_ORDER: -1, L.FL_FINISH: -1, L.FL_STARTED_AT: -1, L.FL_PART: -1,
+        L.FL_SLOT: -1,
+    })  # fmt: skip
     child_offset, children = flows.waiting
 
     g = np.zeros(L.G_N, dtype=np.int64)
