@@ -25,6 +25,14 @@ def test_chain_starts_after_completion_plus_gap():
     assert ds.attrs["iteration_time_ps"] == end[2]
 
 
+def test_flows_may_wait_for_later_ids():
+    """The chain of ``test_chain_starts_after_completion_plus_gap`` listed last flow first: same times."""
+    forward = run(make_flows([0, 1, 2], [1, 2, 3], [50_000] * 3, 0, deps=[(), (0,), (1,)], gap_ps=[0, GAP, 0]))
+    backward = run(make_flows([2, 1, 0], [3, 2, 1], [50_000] * 3, 0, deps=[(1,), (2,), ()], gap_ps=[0, GAP, 0]))
+    for column in ("start", "fct"):
+        assert np.array_equal(backward[column].values[::-1], forward[column].values)
+
+
 def test_join_waits_for_the_last_dependency_and_never_starts_early():
     sizes = [10_000, 400_000, 10_000]
     flows = make_flows([0, 1, 2], [3, 3, 0], sizes, 0, deps=[(), (), (0, 1)], gap_ps=[0, 0, GAP])

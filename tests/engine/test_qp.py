@@ -3,7 +3,7 @@
 import numpy as np
 
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine.qp import go_back
+from wormhole_lab.engine.qp import fill_dependants, go_back
 
 
 def test_going_back_over_unacknowledged_bytes_is_flagged_and_counted():
@@ -14,3 +14,16 @@ def test_going_back_over_unacknowledged_bytes_is_flagged_and_counted():
     assert g[L.G_WENT_BACK] == 0 and fl[0, L.FL_RETX_BYTES] == 0
     go_back(g, fl, 1)
     assert g[L.G_WENT_BACK] == 1 and fl[1, L.FL_SND_NXT] == 4000 and fl[1, L.FL_RETX_BYTES] == 5000
+
+
+def test_dependants_are_grouped_by_the_flow_waited_for_in_id_order():
+    rng = np.random.default_rng(7)
+    n = 300
+    counts = rng.integers(0, 6, n)
+    offset = np.concatenate([[0], np.cumsum(counts)])
+    ids = rng.integers(0, n, offset[-1])  # repeats and ids above the waiting flow's are allowed here
+    first = np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=n))])
+    children = np.full(len(ids), -1)
+    fill_dependants(offset, ids, first[:-1].copy(), children)
+    owner = np.repeat(np.arange(n), counts)
+    assert np.array_equal(children, owner[np.argsort(ids, kind="stable")])

@@ -10,6 +10,7 @@ from wormhole_lab.errors import InputError
 from wormhole_lab.workload.collectives import (
     RankClock,
     alltoall,
+    alltoall_groups,
     ring_allgather,
     ring_allreduce,
     ring_reducescatter,
@@ -212,7 +213,40 @@ def test_a_ring_made_as_arrays_is_the_ring_made_piece_by_piece(monkeypatch, fn, 
 def test_an_alltoall_made_as_arrays_is_the_alltoall_made_piece_by_piece(monkeypatch, n, size, chunk):
     from wormhole_lab.workload import collectives
 
-    def by_pieces(builder, ranks, shares, m, start, phase):
-        return collectives._alltoall_by_pieces(builder, ranks, shares, m, start, phase, None)
+    def by_pieces(builder, groups, shares, m, start, phase):
+        done = {}
+        for ranks in groups:
+            done.update(collectives._alltoall_by_pieces(builder, ranks, shares, m, start, phase, None))
+        return done
 
     assert_made_alike(monkeypatch, alltoall, n, size, chunk, "_alltoall_of_flows", by_pieces)
+
+
+@pytest.mark.parametrize("groups", [[[0, 1, 2], [5, 3, 4], [8, 7, 6]], [[0, 1], [2, 3, 4], [5]]])
+@pytest.mark.parametrize("size, chunk", [(10, None), (1000, 100), (5, 2), (0, None)])
+def test_alltoalls_of_many_groups_at_once_are_the_alltoalls_one_group_at_a_time(groups, size, chunk):
+    """The same flows, dependencies, gaps and done ids; with groups of one size and of several, pieces of bytes
+    only and empty ones."""
+
+    def made(at_once: bool):
+        b = FlowBuilder()
+        clock = RankClock(range(9))
+        clock.send(b, 0, 1, 10)
+        clock.compute([1, 4, 8], 3)
+        if at_once:
+            clock.run_groups(alltoall_groups, b, groups, size, chunk_bytes=chunk)
+        else:
+            for ranks in groups:
+                clock.run(alltoall, b, ranks, size, chunk_bytes=chunk)
+        table = b.build()
+        return clock.deps, clock.gap, [table.deps(i).tolist() for i in range(len(table))], table
+
+    at_once, one_by_one = made(True), made(False)
+    assert at_once[:3] == one_by_one[:3]
+    for column in ("src", "dst", "size", "gap_ps", "phase"):
+        np.testing.assert_array_equal(getattr(at_once[3], column), getattr(one_by_one[3], column))
+
+
+def test_alltoall_groups_must_be_disjoint():
+    with pytest.raises(InputError, match="a rank is in two groups"):
+        alltoall_groups(FlowBuilder(), [[0, 1], [1, 2]], 100)

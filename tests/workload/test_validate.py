@@ -92,9 +92,11 @@ def _chain_flows(deps):
 
 
 def test_deep_dags_with_repeated_dependencies_pass():
-    n = 5000  # a chain 5000 generations deep, plus a fan-in that lists one parent twice
+    n = 5000  # a chain 5000 generations deep, forward and backward, plus a fan-in that lists one parent twice
     check_dependencies(_chain_flows([()] + [(i - 1,) for i in range(1, n)]))
+    check_dependencies(_chain_flows([(i + 1,) for i in range(n - 1)] + [()]))
     check_dependencies(_chain_flows([(), (), (0, 1, 0), (2,)]))
+    check_dependencies(_chain_flows([(3, 1, 3), (), (1,), (2,)]))
 
 
 @pytest.mark.parametrize(
@@ -119,8 +121,9 @@ def test_a_million_dependency_edges_check_without_a_graph_library():
 
     width, waves = 200, 25
     n = width * waves
-    deps = [()] * width + [tuple(range((w - 1) * width, w * width)) for w in range(1, waves) for _ in range(width)]
-    flows = _chain_flows(deps)
+    forward = [()] * width + [tuple(range((w - 1) * width, w * width)) for w in range(1, waves) for _ in range(width)]
+    # listed last wave first, so that flows wait for later ids and the peel runs (earlier ones cannot form a cycle)
+    flows = _chain_flows([tuple(n - 1 - d for d in deps) for deps in reversed(forward)])
     edges = len(flows.dep_ids)
     tracemalloc.start()
     check_dependencies(flows)

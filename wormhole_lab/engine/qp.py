@@ -80,6 +80,19 @@ def acknowledge(fl, f, seq, now):
 
 
 @kernel
+def fill_dependants(dep_offset, dep_ids, fill, children):
+    """Write each flow into ``children`` at ``fill[d]`` (then one on) for every flow ``d`` it waits for, in id
+    order: with ``fill`` = the start of each flow's block of dependants, ``children`` is grouped by the flow
+    waited for, in id order within a group. One pass over the edges (a counting sort), where NumPy's stable
+    argsort and gathers took 1.3 s of MoE-32x22B's set-up on 1024 GPUs (18 M edges). Ids must be checked."""
+    for f in range(dep_offset.shape[0] - 1):
+        for e in range(dep_offset[f], dep_offset[f + 1]):
+            d = dep_ids[e]
+            children[fill[d]] = f
+            fill[d] += 1
+
+
+@kernel
 def complete(g, events, fl, active, child_offset, children, f, now):
     """Record the completion order, leave the active list and start the flows that were waiting only for
     this one (after their gap)."""

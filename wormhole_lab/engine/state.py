@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine import wheel
+from wormhole_lab.engine import qp, wheel
 from wormhole_lab.engine.config import INT_LINE_RATES, EngineConfig
 from wormhole_lab.engine.rng import new_state
 from wormhole_lab.engine.rng_ns3 import ns3_state, setup_streams
@@ -364,7 +364,13 @@ def build_state(
         L.FL_GAP: flows.gap_ps, L.FL_DONE_ORDER: -1, L.FL_FINISH: -1, L.FL_STARTED_AT: -1, L.FL_PART: -1,
         L.FL_SLOT: -1,
     })  # fmt: skip
-    child_offset, children = flows.waiting
+    child_offset = np.zeros(n_flows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(flows.dep_ids, minlength=n_flows), out=child_offset[1:])
+    children = np.empty(len(flows.dep_ids), dtype=np.int64)
+    qp.fill_dependants(
+        np.ascontiguousarray(flows.dep_offset, dtype=np.int64), np.ascontiguousarray(flows.dep_ids, dtype=np.int64),
+        child_offset[:-1].copy(), children,
+    )  # fmt: skip
 
     g = np.zeros(L.G_N, dtype=np.int64)
     g[L.G_FREE_HEAD] = -1

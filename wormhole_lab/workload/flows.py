@@ -1,7 +1,6 @@
 """The flow table: what every other layer consumes as "the traffic", with optional dependencies."""
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -58,17 +57,6 @@ class FlowTable:
 
     def deps(self, i: int) -> np.ndarray:
         return self.dep_ids[self.dep_offset[i] : self.dep_offset[i + 1]]
-
-    @cached_property
-    def waiting(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(offsets, flows)``: the flows that wait for flow ``f`` are ``flows[offsets[f] : offsets[f + 1]]``, in id
-        order. Made once for the dependency check and the engine's tables: its stable sort of the dependency edges
-        took 0.15 s of MoE-8x22B's set-up (256 GPUs, 349,184 flows) each time. Read only once the ids are checked."""
-        n = len(self)
-        owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.dep_offset))
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.dep_ids, minlength=n), out=offsets[1:])
-        return offsets, owner[np.argsort(self.dep_ids, kind="stable")]
 
 
 def assign_sports(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

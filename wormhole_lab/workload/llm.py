@@ -19,7 +19,7 @@ import numpy as np
 from wormhole_lab.errors import InputError
 from wormhole_lab.topology.builders import rail_optimized
 from wormhole_lab.topology.model import Topology
-from wormhole_lab.workload.collectives import RankClock, alltoall, ring_allreduce, split_bytes
+from wormhole_lab.workload.collectives import RankClock, alltoall_groups, ring_allreduce, split_bytes
 from wormhole_lab.workload.flows import FlowBuilder, FlowTable
 from wormhole_lab.workload.models import (
     ComputeModel,
@@ -120,8 +120,8 @@ def training_iteration(
                 clock.compute(stage_ranks[p], s[1])
             elif s[0] == "tp":
                 collective("tp", p, ring_allreduce, tp_bytes, "tp")
-            else:
-                collective("ep", p, alltoall, ep_bytes, "ep")
+            elif ep_bytes:  # every expert group of the stage at once: the same flows as one group at a time
+                clock.run_groups(alltoall_groups, b, by_stage["ep"][p], ep_bytes, phase="ep", chunk_bytes=chunk_bytes)
 
     sent: dict[tuple[str, int, int], dict[int, tuple[int, ...]]] = {}  # (kind, stage, micro) -> rank -> ids
 
