@@ -364,8 +364,7 @@ def build_state(
         L.FL_GAP: flows.gap_ps, L.FL_DONE_ORDER: -1, L.FL_FINISH: -1, L.FL_STARTED_AT: -1, L.FL_PART: -1,
         L.FL_SLOT: -1,
     })  # fmt: skip
-    child_offset = np.zeros(n_flows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(flows.dep_ids, minlength=n_flows), out=child_offset[1:])
+    child_offset = flows.dependant_offset()
     children = np.empty(len(flows.dep_ids), dtype=np.int64)
     qp.fill_dependants(
         np.ascontiguousarray(flows.dep_offset, dtype=np.int64), np.ascontiguousarray(flows.dep_ids, dtype=np.int64),

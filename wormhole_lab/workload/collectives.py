@@ -259,6 +259,8 @@ def alltoall_groups(
     """``alltoall`` in each of ``groups`` (disjoint), the same flows in the same order as one call per group. Groups
     of one size whose pieces all have bytes are made together: MoE-32x22B on 1024 GPUs issues 1,536 dispatches and
     combines of 16 expert groups each, which one call per group made in 2.5 s of its 3.7 s of flow making."""
+    if not groups:
+        return {}
     checked = [_check("alltoall", g, size, chunk_bytes) for g in groups]
     groups = [g for g, _, _ in checked]
     everyone = [r for g in groups for r in g]
@@ -269,8 +271,8 @@ def alltoall_groups(
         for g in groups:
             done.update(alltoall_groups(builder, [g], size, after, gap_ps, phase, chunk_bytes))
         return done
-    _, size, chunk_bytes = checked[0] if checked else (None, 0, None)
-    n = len(groups[0]) if groups else 0
+    _, size, chunk_bytes = checked[0]
+    n = len(groups[0])
     if n < 2 or size == 0:
         return _passthrough(everyone, after)
     shares = split_bytes(size, n)

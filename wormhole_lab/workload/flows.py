@@ -58,6 +58,13 @@ class FlowTable:
     def deps(self, i: int) -> np.ndarray:
         return self.dep_ids[self.dep_offset[i] : self.dep_offset[i + 1]]
 
+    def dependant_offset(self) -> np.ndarray:
+        """int64[n+1]: grouped by the flow waited for, those waiting for ``f`` sit at ``[offset[f], offset[f + 1])``.
+        Read only once the ids are checked."""
+        offset = np.zeros(len(self) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.dep_ids, minlength=len(self)), out=offset[1:])
+        return offset
+
 
 def assign_sports(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """10000 + k for the k-th flow of each (src, dst) pair, in table order (the reference's portNumder)."""

@@ -88,9 +88,7 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
         )
     if np.all(ids < owner):  # every flow waits only for earlier ones (all that FlowBuilder makes): no cycle
         return
-    waiting_offset = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(ids, minlength=n), out=waiting_offset[1:])
-    blocked = _unorderable(waiting_offset, owner[np.argsort(ids, kind="stable")], np.diff(offset))
+    blocked = _unorderable(flows.dependant_offset(), owner[np.argsort(ids, kind="stable")], np.diff(offset))
     if blocked.size:
         import networkx as nx  # only to name a cycle: a million-flow DAG as a networkx graph needs ~5 GB
 
