@@ -211,6 +211,21 @@ def test_standalone_fct_edge_cases():
         r.pair_base_rtt_ns(0, 2)  # node 2 is the switch
 
 
+def test_flow_constants_are_the_three_pair_calls_at_once():
+    topo = fat_tree(4)
+    r = Routes(topo)
+    hosts = topo.hosts
+    src, dst = hosts[[0, 1, 5, 9, 15]], hosts[[3, 12, 4, 0, 14]]
+    size = np.array([0, 1, 10**6, 10**10, 4096])  # 10**10 takes the exact big-integer path
+    got = r.flow_constants(src, dst, size)
+    assert got.standalone_ns.tolist() == r.standalone_fct_ns(src, dst, size).tolist()
+    assert got.base_rtt_ns.tolist() == r.pair_base_rtt_ns(src, dst).tolist()
+    assert got.bdp_bytes.tolist() == r.pair_bdp_bytes(src, dst).tolist()
+    assert len(set(got.base_rtt_ns.tolist())) > 1  # pairs of other distances
+    with pytest.raises(InputError, match="negative"):
+        r.flow_constants(src, dst, -size)
+
+
 def test_max_rtt_bdp_fat_perm64_is_fast():
     path = need(REF / "bench" / "fat_perm64" / "topology.txt")
     t0 = time.perf_counter()

@@ -40,3 +40,20 @@ def test_flat_gives_the_data_then_ack_ports_of_the_flows_asked_for_with_their_in
     ports, owners = paths.flat(np.array([2, 0]))
     assert ports.tolist() == [8, 5, 6, 7, 6, 5] and owners.tolist() == [0, 1, 1, 0, 1, 1]
     assert [len(a) for a in paths.flat(np.array([], dtype=np.int64))] == [0, 0]
+
+
+def test_shape_codes_number_the_shapes_in_order_whether_or_not_they_are_ranked_on_the_way(monkeypatch):
+    from wormhole_lab.wormhole import flow_paths
+
+    # five flows, three shapes: ACK paths of 1 or 2 hops, data paths of 1 or 2 hops, delays of their ports
+    paths = FlowPaths(np.array([0, 1, 2, 3, 4]), [0, 0, 1, 0, 0], [2, 2, 1, 2, 1], [3, 3, 3, 3, 4], [1, 1, 1, 2, 1])
+    delay = np.array([1000, 2000, 4000, 8000, 16000])
+    codes, labels = paths.shape_codes(delay)
+    assert labels == sorted(labels) and len(labels) == 4
+    assert [labels[c] for c in codes] == ["2+1@3+8", "2+1@3+8", "1+1@2+8", "2+2@3+24", "1+1@1+16"]
+    monkeypatch.setattr(flow_paths, "CODE_LIMIT", 3)  # ranks the codes before each column that would pass it
+    assert [c.tolist() for c in paths.shape_codes(delay)[:1]] == [codes.tolist()]
+    one = FlowPaths(np.array([0, 1]), [0, 0], [1, 1], [1, 1], [1, 1])
+    assert one.shape_codes(delay)[0].tolist() == [0, 0] and one.shape_codes(delay)[1] == ["1+1@1+2"]
+    none = np.zeros(0, dtype=np.int64)
+    assert FlowPaths(none, none, none, none, none).shape_codes(delay)[1] == []

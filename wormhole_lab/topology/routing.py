@@ -107,6 +107,15 @@ class Paths:
 
 
 @dataclass(frozen=True)
+class FlowConstants:
+    """What the reference computes per flow from its end points (third.cc's pair tables), in arrays."""
+
+    standalone_ns: np.ndarray  # the FCT alone on the network (standalone_fct_ns)
+    base_rtt_ns: np.ndarray  # pairRtt
+    bdp_bytes: np.ndarray  # pairBdp
+
+
+@dataclass(frozen=True)
 class _Tree:
     """One BFS towards a destination host: hop counts, next hops and third.cc's pair tables."""
 
@@ -323,21 +332,30 @@ class Routes:
         Note the reference stores the byte total in a uint32, so it wraps for flows above ~4 GB; we
         do not reproduce that wrap.
         """
+        return _out(self._standalone(self._pair(src, dst), size), src, dst, size)
+
+    def flow_constants(self, src, dst, size) -> "FlowConstants":
+        """Per flow (arrays ``src``, ``dst``, ``size``), ``standalone_fct_ns``, ``pair_base_rtt_ns`` and
+        ``pair_bdp_bytes`` from one pass over the destinations' trees (as three calls, it was two)."""
+        p = self._pair(src, dst)
+        rtt = 2 * p[0] + p[1]
+        return FlowConstants(self._standalone(p, size), rtt, _bdp(rtt, p[2]))
+
+    def _standalone(self, p: np.ndarray, size) -> np.ndarray:
+        """``standalone_fct_ns`` of the pairs whose ``_pair`` table is ``p``."""
         size_arr = np.atleast_1d(np.asarray(size, dtype=np.int64))
         if (size_arr < 0).any():
             raise InputError("standalone_fct_ns(size)", "flow size must not be negative", "pass sizes in bytes >= 0")
-        p = self._pair(src, dst)
         size_arr = np.broadcast_to(size_arr, p[0].shape)
         total = size_arr + -(-size_arr // self.payload_bytes) * HEADER_BYTES
         base = 2 * p[0] + p[1]
         if total.max(initial=0) < (2**63 - 1) // 8_000_000_000:
-            fct = base + total * 8_000_000_000 // p[2]
-        else:  # exact big-integer arithmetic for multi-GB flows
-            fct = np.array(
-                [int(r) + int(t) * 8_000_000_000 // int(b) for r, t, b in zip(base, total, p[2], strict=True)],
-                dtype=np.int64,
-            )
-        return _out(fct, src, dst, size)
+            return base + total * 8_000_000_000 // p[2]
+        # exact big-integer arithmetic for multi-GB flows
+        return np.array(
+            [int(r) + int(t) * 8_000_000_000 // int(b) for r, t, b in zip(base, total, p[2], strict=True)],
+            dtype=np.int64,
+        )
 
     # ------------------------------------------------------------------ per-flow paths
     def paths(self, flows: FlowTable) -> Paths:

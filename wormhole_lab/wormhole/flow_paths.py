@@ -9,6 +9,8 @@ import numpy as np
 
 from wormhole_lab.engine import layout as L
 
+CODE_LIMIT = 2**63 - 1  # shape codes are int64
+
 
 class FlowPaths:
     """``data(f)``/``ack(f)``: ports of flow f's data packets and of its ACKs, in path order; ``paths[f]``: the set
@@ -77,10 +79,22 @@ class FlowPaths:
             (total[data_begin + data_hops] - total[data_begin]) // 1000,
             (total[ack_begin + ack_hops] - total[ack_begin]) // 1000,
         ]
-        which = np.zeros(len(self), dtype=np.int64)
-        for column in columns:  # a code per distinct shape, column by column (np.unique(axis=0) is 20x slower)
+        # a code per distinct shape in the order of its columns, as mixed-radix numbers of each column's ranks
+        # (np.unique(axis=0) is 20x slower, and ranking the codes after each column took twice the sorts); a
+        # column of one value (on a rail cluster, every one) adds nothing
+        which, size = np.zeros(len(self), dtype=np.int64), 1
+        for column in columns:
+            if len(column) and column.min() == column.max():
+                continue
             values, code = np.unique(column, return_inverse=True)
-            which = np.unique(which * len(values) + code.ravel(), return_inverse=True)[1].ravel()
-        first = np.unique(which, return_index=True)[1]
+            if size * len(values) > CODE_LIMIT:  # ranked first, the codes so far stay below the number of flows
+                which = np.unique(which, return_inverse=True)[1].ravel()
+                size = int(which.max(initial=0)) + 1
+            which, size = which * len(values) + code.ravel(), size * len(values)
+        if size == 1:
+            first = np.zeros(min(1, len(self)), dtype=np.int64)
+        else:
+            _, first, which = np.unique(which, return_index=True, return_inverse=True)
+            which = which.ravel()
         labels = [f"{d}+{a}@{dd}+{ad}" for d, a, dd, ad in zip(*(c[first].tolist() for c in columns), strict=True)]
         return which, labels
