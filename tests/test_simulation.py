@@ -235,10 +235,12 @@ def signatures():
             if name.startswith("wormhole_lab") for key, value in vars(module).items()
             if isinstance(value, CPUDispatcher)}
 
-first = {}  # per controller, the kernels' signatures at its run's first return to Python, after its set-up
+# per controller, the kernels' signatures at its run's first return to Python, after its set-up; each controller is
+# kept, so that a later one (the warm-up's is freed before the run's is made) cannot take its id
+first = {}
 on_stop = controller.WormholeController.on_stop
 def first_stop(self, *args):
-    first.setdefault(id(self), signatures())
+    first.setdefault(id(self), (self, signatures()))
     return on_stop(self, *args)
 controller.WormholeController.on_stop = first_stop
 
@@ -251,7 +253,7 @@ with tempfile.TemporaryDirectory() as folder:
         scenario = Scenario(leaf_spine(2, 2, 4), flows, preset("hp"), wormhole=memo)
         simulation = Simulation(scenario, mode="wormhole")
         ds = simulation.run()
-        before = first[id(simulation.controller)]
+        before = first[id(simulation.controller)][1]
         loaded = {k: v for k, v in signatures().items() if v != before.get(k, 0)}
         print(ds.attrs["memo_hits"], ds.attrs["skips"], loaded)
 """

@@ -63,17 +63,28 @@ class Prepared:
     max_bdp_bytes: int
 
 
-def prepare(scenario: Scenario) -> Prepared:
-    """Validate every input, route every flow and build the engine state; nothing here runs a kernel."""
-    topo, flows, cfg = scenario.topology, scenario.flows, scenario.config
+def check_scenario(scenario: Scenario) -> None:
+    """Check the scenario's topology and flows, raising an InputError that names the field and the fix."""
+    topo = scenario.topology
     check_topology(topo, where=f"Scenario({scenario.name}).topology")
-    check_flows(flows, topo, where=f"Scenario({scenario.name}).flows")
+    check_flows(scenario.flows, topo, where=f"Scenario({scenario.name}).flows")
     if np.any(topo.link_error_rate != 0):
         raise InputError(
             f"Scenario({scenario.name}).topology",
             "links with a non-zero error rate are not modelled yet",
             "set every link's error_rate to 0",
         )
+
+
+def prepare(scenario: Scenario) -> Prepared:
+    """Validate every input, route every flow and build the engine state; nothing here simulates."""
+    check_scenario(scenario)
+    return _build(scenario)
+
+
+def _build(scenario: Scenario) -> Prepared:
+    """``prepare`` of a checked scenario."""
+    topo, flows, cfg = scenario.topology, scenario.flows, scenario.config
     routes = Routes(topo, payload_bytes=cfg.payload_bytes)
     paths = routes.paths(flows)
     max_rtt_ns, max_bdp = routes.max_rtt_bdp()
@@ -234,7 +245,13 @@ class Simulation:
         ``self.results`` holds the flow table (``self.flows`` as a Dataset). Nothing here imports xarray."""
         scenario = self.scenario
         t_setup = time.perf_counter()
-        prepared = prepare(scenario)
+        check_scenario(scenario)  # a bad input is told before the kernels load (on a first run, compile)
+        # loaded before the tables are built (build_state calls some), the kernels' share of the set-up is all here
+        if self.mode == "flow":
+            self.compile_seconds = compile_flow_level()
+        else:
+            self.compile_seconds = compile_engine() + (compile_wormhole() if self.mode == "wormhole" else 0.0)
+        prepared = _build(scenario)
         state = prepared.state
         state.outside_bytes = scenario.flows.nbytes
         self._state = state
@@ -256,10 +273,6 @@ class Simulation:
             controller = WormholeController(state, scenario.flows, scenario.wormhole, scenario.config)
         self.controller = controller
         state.ci[L.CI_CHECK] = scenario.check_invariants
-        if flow is not None:
-            self.compile_seconds = compile_flow_level()
-        else:
-            self.compile_seconds = compile_engine() + (compile_wormhole() if controller is not None else 0.0)
         self.setup_seconds = time.perf_counter() - t_setup
         wall = 0.0
 

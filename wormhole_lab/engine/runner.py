@@ -29,10 +29,18 @@ def advance(state: EngineState, t_stop_ps: int) -> str:
         state.grow()
 
 
+_compiled = False
+
+
 def compile_engine() -> float:
-    """Compile (or load from the cache) the kernels on a one-flow scenario; returns the seconds taken.
+    """Compile (or load from the cache) the kernels on a one-flow scenario, once per process; returns the seconds
+    taken (0 after the first call: its run took ~1 ms of each later one).
 
     Called before timed runs so that 'wall time' measures simulation, not compilation."""
+    global _compiled
+    if _compiled:
+        return 0.0
     t0 = time.perf_counter()
     advance(tiny_state(), 10**9)
+    _compiled = True
     return time.perf_counter() - t0
