@@ -288,10 +288,11 @@ class Routes:
         if bad.size:
             raise InputError(f"dst[{bad[0]}]", f"node {dst[bad[0]]} is not a host", "pass host node ids as dst")
         out = np.empty((3, src.size), dtype=np.int64)
-        dests = np.unique(dst)
-        for d, rows in zip(dests.tolist(), _groups(dst, dests), strict=True):
-            rep = int(self._rep[d])
-            t, s = self._tree(rep), _swap(src[rows], d, rep)
+        # a group per tree, not per destination: MoE-8x7B's 64 destinations share 8 trees
+        rep = self._rep[dst]
+        trees = np.unique(rep)
+        for r, rows in zip(trees.tolist(), _groups(rep, trees), strict=True):
+            t, s = self._tree(r), _swap(src[rows], dst[rows], r)
             out[0, rows], out[1, rows], out[2, rows] = t.delay_ns[s], t.tx_ns[s], t.bw_bps[s]
         return out
 
