@@ -194,11 +194,18 @@ def iteration_summary(data, tail_ps: int = 0) -> dict:
     start = np.asarray(data["start"])[done]
     end = start + np.asarray(data["fct"])[done]
     summary = {"iteration_time_ps": int(end.max() - start.min() + tail_ps) if done.any() else -1}
-    phases = np.asarray(data["phase"])[done]
-    for phase in sorted(set(phases.tolist()) - {""}):
-        mask = phases == phase
-        summary[f"{phase}_comm_time_ps"] = busy_time_ps(start[mask], end[mask])
-        summary[f"{phase}_bytes"] = int(np.asarray(data["size"])[done][mask].sum())
+    phases, size = np.asarray(data["phase"])[done], np.asarray(data["size"])[done]
+    # the rows of each phase by one comparison per phase: a set of every flow's phase string took 0.85 ms of a
+    # 0.13 s run (MoE-8x7B, warm memo DB)
+    rows_of, rest = {}, np.flatnonzero(phases != "")
+    while len(rest):
+        phase = str(phases[rest[0]])
+        mask = phases[rest] == phase
+        rows_of[phase], rest = rest[mask], rest[~mask]
+    for phase in sorted(rows_of):
+        rows = rows_of[phase]
+        summary[f"{phase}_comm_time_ps"] = busy_time_ps(start[rows], end[rows])
+        summary[f"{phase}_bytes"] = int(size[rows].sum())
     return summary
 
 
