@@ -577,7 +577,10 @@ class FastForward:
         if not self._shifts:
             return
         s = self.state
-        parts, dts, ports, flows, credits = (np.concatenate(column) for column in zip(*self._shifts, strict=True))
+        if len(self._shifts) == 1:  # most batches: a stop's memo hits are taken in one call
+            parts, dts, ports, flows, credits = self._shifts[0]
+        else:
+            parts, dts, ports, flows, credits = (np.concatenate(column) for column in zip(*self._shifts, strict=True))
         self._shifts, self._shifting = [], set()
         self._shift[parts] = dts
         self._credit[flows] = credits
