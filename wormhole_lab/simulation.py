@@ -89,17 +89,17 @@ def _build(scenario: Scenario) -> Prepared:
     paths = routes.paths(flows)
     max_rtt_ns, max_bdp = routes.max_rtt_bdp()
     constants = routes.flow_constants(flows.src, flows.dst, flows.size)
-    standalone_ns = constants.standalone_ns.astype(np.int64)
+    standalone_ns = constants.standalone_ns
     if not cfg.has_win:
         window = np.zeros(len(flows), dtype=np.int64)
     elif cfg.global_t:
         window = np.full(len(flows), max_bdp, dtype=np.int64)
     else:
-        window = constants.bdp_bytes.astype(np.int64)
+        window = constants.bdp_bytes
     if cfg.global_t:
         base_rtt = np.full(len(flows), max_rtt_ns, dtype=np.int64)
     else:
-        base_rtt = constants.base_rtt_ns.astype(np.int64)
+        base_rtt = constants.base_rtt_ns
     state = build_state(topo, flows, paths, cfg, window, base_rtt)
     return Prepared(state, standalone_ns * 1000, max_rtt_ns, max_bdp)
 

@@ -302,8 +302,7 @@ class Routes:
 
     def pair_base_rtt_ns(self, src, dst):
         """third.cc's pairRtt: 2 x path delay + sum of per-hop payload serialisation times (ns)."""
-        p = self._pair(src, dst)
-        return _out(2 * p[0] + p[1], src, dst)
+        return _out(_rtt(self._pair(src, dst)), src, dst)
 
     def pair_bottleneck_bps(self, src, dst):
         """Minimum link rate (bit/s) on that path (pairBw); a host to itself gives int64 max."""
@@ -312,7 +311,7 @@ class Routes:
     def pair_bdp_bytes(self, src, dst):
         """third.cc's pairBdp = rtt_ns * bw / 1e9 / 8, integer."""
         p = self._pair(src, dst)
-        return _out(_bdp(2 * p[0] + p[1], p[2]), src, dst)
+        return _out(_bdp(_rtt(p), p[2]), src, dst)
 
     def max_rtt_bdp(self) -> tuple[int, int]:
         """(maxRtt ns, maxBdp bytes) over all ordered host pairs, as third.cc prints them."""
@@ -333,28 +332,28 @@ class Routes:
         Note the reference stores the byte total in a uint32, so it wraps for flows above ~4 GB; we
         do not reproduce that wrap.
         """
-        return _out(self._standalone(self._pair(src, dst), size), src, dst, size)
+        p = self._pair(src, dst)
+        return _out(self._standalone(_rtt(p), p[2], size), src, dst, size)
 
     def flow_constants(self, src, dst, size) -> "FlowConstants":
         """Per flow (arrays ``src``, ``dst``, ``size``), ``standalone_fct_ns``, ``pair_base_rtt_ns`` and
-        ``pair_bdp_bytes`` from one pass over the destinations' trees (as three calls, it was two)."""
+        ``pair_bdp_bytes`` from one pass over the destinations' trees (``prepare`` made two)."""
         p = self._pair(src, dst)
-        rtt = 2 * p[0] + p[1]
-        return FlowConstants(self._standalone(p, size), rtt, _bdp(rtt, p[2]))
+        rtt = _rtt(p)
+        return FlowConstants(self._standalone(rtt, p[2], size), rtt, _bdp(rtt, p[2]))
 
-    def _standalone(self, p: np.ndarray, size) -> np.ndarray:
-        """``standalone_fct_ns`` of the pairs whose ``_pair`` table is ``p``."""
+    def _standalone(self, rtt: np.ndarray, bw_bps: np.ndarray, size) -> np.ndarray:
+        """``standalone_fct_ns`` of pairs of base RTT ``rtt`` (ns) and bottleneck ``bw_bps``."""
         size_arr = np.atleast_1d(np.asarray(size, dtype=np.int64))
         if (size_arr < 0).any():
             raise InputError("standalone_fct_ns(size)", "flow size must not be negative", "pass sizes in bytes >= 0")
-        size_arr = np.broadcast_to(size_arr, p[0].shape)
+        size_arr = np.broadcast_to(size_arr, rtt.shape)
         total = size_arr + -(-size_arr // self.payload_bytes) * HEADER_BYTES
-        base = 2 * p[0] + p[1]
         if total.max(initial=0) < (2**63 - 1) // 8_000_000_000:
-            return base + total * 8_000_000_000 // p[2]
+            return rtt + total * 8_000_000_000 // bw_bps
         # exact big-integer arithmetic for multi-GB flows
         return np.array(
-            [int(r) + int(t) * 8_000_000_000 // int(b) for r, t, b in zip(base, total, p[2], strict=True)],
+            [int(r) + int(t) * 8_000_000_000 // int(b) for r, t, b in zip(rtt, total, bw_bps, strict=True)],
             dtype=np.int64,
         )
 
@@ -464,6 +463,11 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     total = int(counts.sum())
     before = np.cumsum(counts) - counts
     return np.repeat(starts - before, counts) + np.arange(total)
+
+
+def _rtt(pair: np.ndarray) -> np.ndarray:
+    """third.cc's pairRtt (ns) of a ``Routes._pair`` table: 2 x path delay + the hops' serialisation times."""
+    return 2 * pair[0] + pair[1]
 
 
 def _bdp(rtt_ns: np.ndarray, bw_bps: np.ndarray) -> np.ndarray:
