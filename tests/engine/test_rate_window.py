@@ -32,17 +32,17 @@ def pushed(rates, window=WINDOW):
     fw = np.zeros((1, L.FW_N), dtype=np.int64)
     ring = np.zeros((1, window))
     for rate in rates:
-        pos = fl[0, L.FL_RING_POS]
+        pos = fw[0, L.FW_RING_POS]
         _push_rate(fl, fw, ring, 0, 0, pos, window, rate)
-        fl[0, L.FL_RING_POS] = (pos + 1) % window
-        fl[0, L.FL_RING_N] = min(fl[0, L.FL_RING_N] + 1, window)
+        fw[0, L.FW_RING_POS] = (pos + 1) % window
+        fw[0, L.FW_RING_N] = min(fw[0, L.FW_RING_N] + 1, window)
     return fl, fw, ring
 
 
 def span(rates, target=LINE, cnp_pending=0, line_window=SHORT, cycles=0):
     """_steady_span of one flow whose newest samples are ``rates`` (oldest first) in a ring of WINDOW."""
     fl, fw, ring = pushed(rates)
-    fl[0, L.FL_MAX_RATE], fl[0, L.FL_TARGET], fl[0, L.FL_DEC_CNP] = LINE, target, cnp_pending
+    fl[0, L.FL_MAX_RATE], fw[0, L.FW_TARGET], fw[0, L.FW_DEC_CNP] = LINE, target, cnp_pending
     ci, cf = knobs(line_window, cycles)
     return _steady_span(fl, fw, ci, cf, ring, 0, 0, min(len(rates), WINDOW))
 

@@ -69,24 +69,27 @@ def test_a_stored_transient_fits_only_flows_with_room_for_its_bytes_and_their_la
 
 
 def three_flows(paths, goodput, cycled=(0, 0, 0)):
-    """An engine state of three flows with these data paths (port lists) and goodputs (bytes/ps), ports of 100 Gb/s."""
+    """An engine state of three flows with these data paths (port lists) and goodputs (bytes/ps), ports of 100 Gb/s;
+    flow f holds slot 2 - f (slots are not flow ids)."""
     fl = np.zeros((3, L.FL_N), dtype=np.int64)
+    fw = np.zeros((3, L.FW_N), dtype=np.int64)
     ff = np.zeros((3, L.FF_N))
     fl[:, L.FL_PATH_BEGIN] = np.cumsum([0] + [len(p) for p in paths[:-1]])
     fl[:, L.FL_PATH_LEN] = [len(p) for p in paths]
-    fl[:, L.FL_CYC_STEADY] = cycled
-    ff[:, L.FF_GOODPUT] = goodput
+    fl[:, L.FL_SLOT] = [2, 1, 0]
+    fw[::-1, L.FW_CYC_STEADY] = cycled
+    ff[::-1, L.FF_GOODPUT] = goodput
     pt = np.zeros((8, L.PT_N), dtype=np.int64)
     pt[:, L.PT_RATE] = 100_000_000_000
-    return fl, ff, pt, np.concatenate([np.array(p) for p in paths]).astype(np.int64)
+    return fl, ff, fw, pt, np.concatenate([np.array(p) for p in paths]).astype(np.int64)
 
 
 def disagree(paths, goodput, cycled=(0, 0, 0), theta=0.05, resolution=0.0):
-    fl, ff, pt, path_ports = three_flows(paths, goodput, cycled)
+    fl, ff, fw, pt, path_ports = three_flows(paths, goodput, cycled)
     scratch = np.zeros(8), np.zeros(8), np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64)
     touched = np.zeros(8, dtype=np.int64)
     flows = np.arange(3)
-    found = _shares_disagree(fl, ff, pt, path_ports, flows, theta, 1048, 1000, resolution, *scratch, touched)
+    found = _shares_disagree(fl, ff, fw, pt, path_ports, flows, theta, 1048, 1000, resolution, *scratch, touched)
     assert not scratch[2].any()  # the per-port counts are left at 0 for the next call
     return found
 
@@ -104,9 +107,9 @@ def test_shares_disagree_on_a_full_port_unless_the_slower_flow_is_held_elsewhere
 
 def test_data_paths_that_share_no_port_are_uncontended():
     count = np.zeros(8, dtype=np.int64)
-    fl, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 6]], [0, 0, 0])
+    fl, _, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 6]], [0, 0, 0])
     assert _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
-    fl, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 2]], [0, 0, 0])
+    fl, _, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 2]], [0, 0, 0])
     assert not _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
     assert _no_shared_data_port(fl, path_ports, np.arange(2), count)
 

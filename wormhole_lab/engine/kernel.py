@@ -146,7 +146,7 @@ def run_until(t, t_stop):
             dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
-            sample(g, events, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
+            sample(g, events, pt, fl, ff, fw, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
         elif kind == EV_STEADY_SAMPLE:
             if steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, parts, now):
                 return STOP_STEADY
@@ -159,4 +159,4 @@ def run_until(t, t_stop):
         else:
             generation = fl[a, FL_RP_GEN] if kind == EV_DCQCN_INCREASE else fl[a, FL_TIMER_GEN]
             if b == generation:
-                dispatch.on_timer(g, events, fl, ff, ci, cf, a, kind, now)
+                dispatch.on_timer(g, events, fl, ff, fw, ci, cf, a, kind, now)

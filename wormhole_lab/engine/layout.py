@@ -153,7 +153,7 @@ ND_TOTAL_HDRM = 3
 ND_TOTAL_RSRV = 4
 ND_N = 5
 
-# --- flows (queue pairs): fl[int64] and ff[float64] ---
+# --- flows (queue pairs): fl[flow, FL_*] (int64), a row per flow for its whole life ---
 FL_SRC = 0
 FL_DST = 1
 FL_SIZE = 2
@@ -177,48 +177,34 @@ FL_LAST_NACK = 19
 FL_LAST_PROGRESS = 20
 FL_TIMER_GEN = 21  # bumping it cancels the DCQCN alpha/decrease timers and the RTO
 FL_RP_GEN = 22  # bumping it cancels the DCQCN increase timer
-FL_TARGET = 23  # DCQCN target rate
-FL_STAGE = 24  # DCQCN increase stage
-FL_ALPHA_CNP = 25
-FL_DEC_CNP = 26
-FL_FIRST_CNP = 27
-FL_ECN_CNT = 28  # DCTCP
-FL_LAST_UPDATE_SEQ = 29
-FL_BATCH = 30
-FL_CA_STATE = 31
-FL_HIGH_SEQ = 32
-FL_CNPS = 33  # CNPs received
-FL_RETX_BYTES = 34  # bytes sent again after a NACK or timeout
-FL_TIMEOUTS = 35
-FL_TX_BYTES = 36  # payload bytes put on the wire, retransmissions included
-FL_CUR_RATE = 37  # HPCC/TIMELY reference rate, committed once per RTT
-FL_LAST_RTT = 38  # TIMELY, ps
-FL_LAST_PKT_WIRE = 39  # size of the last packet sent (HPCC rate changes re-pace it)
-FL_BASE_RTT = 40  # ns: maxRtt (GLOBAL_T) or the pair's RTT
-FL_NIC_PORT = 41  # the sender's NIC port (first port of the data path)
-FL_DEPS_LEFT = 42  # dependencies not yet completed; the flow starts when this reaches 0
-FL_GAP = 43  # compute time between the last dependency completing and the start, ps
-FL_READY_AT = 44  # latest dependency completion + gap so far
-FL_STARTED_AT = 45  # when the QP actually started (after its dependencies); -1 before
-FL_PART = 46  # partition (group) id given by the layer above; -1 when none
-FL_RING_N = 47  # rate samples held in the flow's steady-test ring
-FL_RING_POS = 48
-FL_STEADY = 49  # samples the flow's steady verdict covers (0: not steady); see rate_window.py
-FL_ACTIVE_POS = 50  # index in the active list
-FL_SKIPPED_BYTES = 51  # bytes credited by fast-forwarding rather than sent packet by packet
-FL_SKIP_CURRENT = 52  # bytes credited by the skip in progress (telemetry spreads them over the skip)
-FL_PKTS_SENT = 53  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
-FL_PKTS_DELIVERED = 54
-FL_PKTS_DROPPED = 55
-FL_EAGER = 56  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
-FL_MARK = 57  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
-FL_CYC_STEADY = 58  # 1: FL_STEADY is the DCQCN cycle test's verdict (shares hold over whole cycles)
-FL_SLOT = 59  # row of the flow's wide state (fw, rate_ring, seq_ring) while it is active; -1 before and after
-FL_N = 60
+FL_CNPS = 23  # CNPs received
+FL_RETX_BYTES = 24  # bytes sent again after a NACK or timeout
+FL_TIMEOUTS = 25
+FL_TX_BYTES = 26  # payload bytes put on the wire, retransmissions included
+FL_LAST_PKT_WIRE = 27  # size of the last packet sent (HPCC rate changes re-pace it)
+FL_BASE_RTT = 28  # ns: maxRtt (GLOBAL_T) or the pair's RTT
+FL_NIC_PORT = 29  # the sender's NIC port (first port of the data path)
+FL_DEPS_LEFT = 30  # dependencies not yet completed; the flow starts when this reaches 0
+FL_GAP = 31  # compute time between the last dependency completing and the start, ps
+FL_READY_AT = 32  # latest dependency completion + gap so far
+FL_STARTED_AT = 33  # when the QP actually started (after its dependencies); -1 before
+FL_PART = 34  # partition (group) id given by the layer above; -1 when none
+FL_ACTIVE_POS = 35  # index in the active list
+FL_SKIPPED_BYTES = 36  # bytes credited by fast-forwarding rather than sent packet by packet
+FL_SKIP_CURRENT = 37  # bytes credited by the skip in progress (telemetry spreads them over the skip)
+FL_PKTS_SENT = 38  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
+FL_PKTS_DELIVERED = 39
+FL_PKTS_DROPPED = 40
+FL_EAGER = 41  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
+FL_MARK = 42  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
+FL_SLOT = 43  # row of the flow's wide state (fw, rate_ring, seq_ring) while it is active; -1 before and after
+FL_N = 44
 
-# --- the wide state of active flows: fw[slot, FW_*] (int64) ---
+# --- the wide state of active flows: fw[slot, FW_*] (int64) and ff[slot, FF_*] (float64) ---
 # A slot is taken when a flow starts and given back when it completes, so these rows, and the steady test's
-# rings, follow the active set rather than the flow count (state.py grows the pool on demand).
+# rings, follow the active set rather than the flow count (state.py grows the pool on demand). What the CCAs and
+# the steady test keep lives here; fl keeps what outlives the flow's sending (results, the receiver's state that
+# late duplicates still touch, timer generations that stale events are checked against).
 FW_NEXT_FREE = 0  # free slots are linked through this column
 FW_HOP_BASE = 1  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FW_HOP_RC = FW_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
@@ -233,9 +219,25 @@ FW_RING_OLDER = FW_CYC_MARKS + 3 * CYCLE_MARKS  # sum of the window's older half
 FW_RING_NEWER = FW_RING_OLDER + 1  # and of its newer half
 FW_RING_LO = FW_RING_NEWER + 1  # the window's lowest rate sample
 FW_RING_HI = FW_RING_LO + 1  # and its highest
-FW_N = FW_RING_HI + 1
+FW_TARGET = FW_RING_HI + 1  # DCQCN target rate
+FW_STAGE = FW_TARGET + 1  # DCQCN increase stage
+FW_ALPHA_CNP = FW_STAGE + 1
+FW_DEC_CNP = FW_ALPHA_CNP + 1
+FW_FIRST_CNP = FW_DEC_CNP + 1
+FW_ECN_CNT = FW_FIRST_CNP + 1  # DCTCP
+FW_LAST_UPDATE_SEQ = FW_ECN_CNT + 1
+FW_BATCH = FW_LAST_UPDATE_SEQ + 1
+FW_CA_STATE = FW_BATCH + 1
+FW_HIGH_SEQ = FW_CA_STATE + 1
+FW_CUR_RATE = FW_HIGH_SEQ + 1  # HPCC/TIMELY reference rate, committed once per RTT
+FW_LAST_RTT = FW_CUR_RATE + 1  # TIMELY, ps
+FW_RING_N = FW_LAST_RTT + 1  # rate samples held in the flow's steady-test ring
+FW_RING_POS = FW_RING_N + 1
+FW_STEADY = FW_RING_POS + 1  # samples the flow's steady verdict covers (0: not steady); see rate_window.py
+FW_CYC_STEADY = FW_STEADY + 1  # 1: FW_STEADY is the DCQCN cycle test's verdict (shares hold over whole cycles)
+FW_N = FW_CYC_STEADY + 1
 
-FF_ALPHA = 0  # DCQCN or DCTCP alpha
+FF_ALPHA = 0  # DCQCN or DCTCP alpha (ff rows are slots, as fw's)
 FF_U = 1  # HPCC normalised utilisation (EWMA)
 FF_RTT_DIFF = 2  # TIMELY, ps
 FF_HOP_U = 3  # MULTI_RATE: utilisation per hop

@@ -24,10 +24,8 @@ from wormhole_lab.engine.layout import (
     EV_TX_DONE,
     FL_APATH_BEGIN,
     FL_APATH_LEN,
-    FL_HIGH_SEQ,
     FL_LAST_NACK,
     FL_LAST_PROGRESS,
-    FL_LAST_UPDATE_SEQ,
     FL_NACK_TIMER,
     FL_NEXT_AVAIL,
     FL_PART,
@@ -40,7 +38,9 @@ from wormhole_lab.engine.layout import (
     FL_SND_NXT,
     FL_SND_UNA,
     FL_TX_BYTES,
+    FW_HIGH_SEQ,
     FW_HOP_BASE,
+    FW_LAST_UPDATE_SEQ,
     G_NOW,
     G_PENDING,
     INT_FIELDS,
@@ -170,13 +170,15 @@ def offset_partitions(g, ci, events, pk, pt, fl, fw, path_ports, shift, adv, por
         for c in (FL_SND_NXT, FL_SND_UNA, FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
             fl[f, c] += b
         fl[f, FL_SKIP_CURRENT] = fl[f, FL_SKIP_CURRENT] + b if dt < 0 else b
-        for c in (FL_LAST_UPDATE_SEQ, FL_HIGH_SEQ, FL_LAST_NACK):
-            if fl[f, c] > 0:  # sequence-valued CCA state; 0 means "not set yet"
-                fl[f, c] += b
+        if fl[f, FL_LAST_NACK] > 0:  # sequence-valued state; 0 means "not set yet"
+            fl[f, FL_LAST_NACK] += b
         for c in (FL_NEXT_AVAIL, FL_NACK_TIMER, FL_LAST_PROGRESS):
             fl[f, c] += dt
         s = fl[f, FL_SLOT]
-        if s >= 0:  # a flow that completed holds no hops
+        if s >= 0:  # a flow that completed holds no CCA state
+            for c in (FW_LAST_UPDATE_SEQ, FW_HIGH_SEQ):
+                if fw[s, c] > 0:
+                    fw[s, c] += b
             for h in range(INT_MAX_HOPS):
                 c = FW_HOP_BASE + h * INT_FIELDS + INT_TIME
                 fw[s, c] = (fw[s, c] + dt // 1000) & INT_TIME_MASK

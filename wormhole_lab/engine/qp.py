@@ -55,7 +55,7 @@ def start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, f, now):
     fl[f, FL_MAX_RATE] = pt[port, PT_RATE]
     fl[f, FL_NEXT_AVAIL] = now
     fl[f, FL_LAST_PROGRESS] = now
-    slots.take(g, fl, fw, f)
+    slots.take(g, fl, fw, ff, f)
     dispatch.init(fl, ff, fw, ci, f)
     port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
     pt[port, PT_QP_COUNT] += 1

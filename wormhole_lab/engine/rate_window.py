@@ -10,7 +10,7 @@ fills or drains makes the goodput differ from what the flow sends). Under DCQCN 
 a flow is also steady when its last ``CI_STEADY_LINE`` samples sit at its line rate with no CNP pending;
 with ``CI_STEADY_CYCLES`` > 0, a DCQCN flow below its line rate is steady only when it repeats its rate
 cycle (cut, climb on the RP timer, cut), and is then skipped at the goodput of whole cycles.
-``FL_STEADY`` holds how many samples the verdict covers. A partition (the group id
+``FW_STEADY`` holds how many samples the verdict covers. A partition (the group id
 ``FL_PART`` given by the layer above) is a candidate for fast-forwarding when all its flows are steady
 over samples taken after its last change. ``FF_GOODPUT`` is the goodput over the newer half of those
 samples, the rate at which a skip credits bytes.
@@ -28,26 +28,26 @@ from wormhole_lab.engine.layout import (
     E_TIME,
     EV_STEADY_SAMPLE,
     FF_GOODPUT,
-    FL_CYC_STEADY,
-    FL_DEC_CNP,
     FL_MAX_RATE,
     FL_PART,
     FL_RATE,
-    FL_RING_N,
-    FL_RING_POS,
     FL_SLOT,
     FL_SND_NXT,
     FL_SND_UNA,
-    FL_STEADY,
-    FL_TARGET,
     FW_CYC_MARKS,
     FW_CYC_N,
     FW_CYC_POS,
     FW_CYC_ROSE,
+    FW_CYC_STEADY,
+    FW_DEC_CNP,
     FW_RING_HI,
     FW_RING_LO,
+    FW_RING_N,
     FW_RING_NEWER,
     FW_RING_OLDER,
+    FW_RING_POS,
+    FW_STEADY,
+    FW_TARGET,
     G_N_ACTIVE,
     PA_CANDIDATE,
     PA_CHANGED_AT,
@@ -74,9 +74,9 @@ def _steady_span(fl, fw, ci, cf, rate_ring, f, row, n):
     """Samples (the newest ones of slot ``row``'s ring) over which flow ``f``'s rate counts as steady, 0 when it does
     not."""
     window = ci[CI_STEADY_WINDOW]
-    start = fl[f, FL_RING_POS]  # the oldest sample, once the ring is full
+    start = fw[row, FW_RING_POS]  # the oldest sample, once the ring is full
     line = ci[CI_STEADY_LINE]
-    if line and n >= line and fl[f, FL_TARGET] == fl[f, FL_MAX_RATE] and fl[f, FL_DEC_CNP] == 0:
+    if line and n >= line and fw[row, FW_TARGET] == fl[f, FL_MAX_RATE] and fw[row, FW_DEC_CNP] == 0:
         # DCQCN at its line rate: only a CNP moves it now (an increase keeps rate = target = line rate), and
         # the samples show whether one came, so a short window tells as much as two RP-timer periods would
         pinned = True
@@ -126,7 +126,7 @@ def _push_rate(fl, fw, rate_ring, f, row, pos, window, rate):
     """Write ``rate`` into ring slot ``pos`` (the oldest sample once the ring is full) and keep the window's half
     sums and extremes up to date: a window of 50 read at every sample of every flow was most of the sampler's
     cost (MoE-32x22B on 1024 GPUs: ~200 us per 1 us sample, 900 flows)."""
-    n = fl[f, FL_RING_N]  # samples held before this one
+    n = fw[row, FW_RING_N]  # samples held before this one
     if n < window:
         rate_ring[row, pos] = rate
         if n == window - 1:
@@ -202,26 +202,26 @@ def _cycle_span(fl, ff, fw, ci, cf, parts, f, row, now):
         or abs(sent - acked) > theta * acked + 2 * ci[CI_PAYLOAD]
     ):
         return 0
-    ff[f, FF_GOODPUT] = acked / elapsed
+    ff[row, FF_GOODPUT] = acked / elapsed
     return (now - fw[row, first]) // ci[CI_STEADY_INTERVAL] + 1
 
 
 @kernel
 def _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, row, now):
-    """Push one sample into slot ``row``'s ring and recompute the flow's steady verdict (FL_STEADY) and window
+    """Push one sample into slot ``row``'s ring and recompute the flow's steady verdict (FW_STEADY) and window
     goodput."""
     window = ci[CI_STEADY_WINDOW]
-    pos = fl[f, FL_RING_POS]
-    if ci[CI_STEADY_CYCLES] and fl[f, FL_RING_N] > 0:
+    pos = fw[row, FW_RING_POS]
+    if ci[CI_STEADY_CYCLES] and fw[row, FW_RING_N] > 0:
         _mark_cycle(fl, fw, f, row, now, fl[f, FL_RATE], rate_ring[row, (pos - 1) % window])
     _push_rate(fl, fw, rate_ring, f, row, pos, window, fl[f, FL_RATE])
     seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
     seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
-    fl[f, FL_RING_POS] = _wrap(pos + 1, window)
-    n = min(fl[f, FL_RING_N] + 1, window)
-    fl[f, FL_RING_N] = n
-    fl[f, FL_STEADY] = 0
-    fl[f, FL_CYC_STEADY] = 0
+    fw[row, FW_RING_POS] = _wrap(pos + 1, window)
+    n = min(fw[row, FW_RING_N] + 1, window)
+    fw[row, FW_RING_N] = n
+    fw[row, FW_STEADY] = 0
+    fw[row, FW_CYC_STEADY] = 0
     span = _steady_span(fl, fw, ci, cf, rate_ring, f, row, n)
     if span > 0:
         # goodput over the newer half of the span: ACKs lag the sending rate by an RTT, so the older half
@@ -230,15 +230,15 @@ def _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, row, now):
         back = (pos - half) % window
         acked = fl[f, FL_SND_UNA] - seq_ring[row, back, 0]
         sent = fl[f, FL_SND_NXT] - seq_ring[row, back, 1]
-        ff[f, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
+        ff[row, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
         # the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
         # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
         if abs(sent - acked) <= cf[CF_THETA] * acked + 2 * ci[CI_PAYLOAD]:
-            fl[f, FL_STEADY] = span
+            fw[row, FW_STEADY] = span
             return
     span = _cycle_span(fl, ff, fw, ci, cf, parts, f, row, now)
-    fl[f, FL_STEADY] = span
-    fl[f, FL_CYC_STEADY] = span > 0
+    fw[row, FW_STEADY] = span
+    fw[row, FW_CYC_STEADY] = span > 0
 
 
 @kernel
@@ -273,16 +273,16 @@ def steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, pa
             if fl[f, FL_SND_UNA] > 0:
                 # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
                 _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, fl[f, FL_SLOT], now)
-        steady = steady or fl[f, FL_STEADY] > 0
+        steady = steady or fw[fl[f, FL_SLOT], FW_STEADY] > 0
     interval = ci[CI_STEADY_INTERVAL]
     nxt = next_sample_time(g, events, now, interval)
     if nxt >= 0:
         push(g, events, _last_quiet_tick(g, events, now, interval, wake) if frozen else nxt, EV_STEADY_SAMPLE, 0, 0)
-    return steady and mark_candidates(g, fl, ci, parts, active, now)
+    return steady and mark_candidates(g, fl, fw, ci, parts, active, now)
 
 
 @kernel
-def mark_candidates(g, fl, ci, parts, active, now):
+def mark_candidates(g, fl, fw, ci, parts, active, now):
     """Set PA_CANDIDATE from the flows' steady flags. True when a partition is a candidate, or may be once the
     layer above takes the flow log: a steady flow is not placed yet, or its partition lost a member (and may
     have split) before the flow's window began."""
@@ -299,7 +299,7 @@ def mark_candidates(g, fl, ci, parts, active, now):
             continue
         parts[p, PA_SKIP_END] = 0
         parts[p, PA_FLOWS] += 1
-        span = fl[f, FL_STEADY]
+        span = fw[fl[f, FL_SLOT], FW_STEADY]
         window_start = now - (span - 1) * ci[CI_STEADY_INTERVAL]  # when the samples of the flow's verdict began
         parts[p, PA_UNSTEADY] += span == 0 or window_start < parts[p, PA_CHANGED_AT]
         if span > 0 and (p == unplaced or 0 < parts[p, PA_LEFT_AT] <= window_start):

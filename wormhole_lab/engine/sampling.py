@@ -15,17 +15,18 @@ from wormhole_lab.engine.layout import (
     EV_STEADY_SAMPLE,
     FF_ALPHA,
     FF_U,
-    FL_LAST_RTT,
     FL_MAX_RATE,
     FL_PART,
     FL_RATE,
     FL_SKIP_CURRENT,
+    FL_SLOT,
     FL_SND_NXT,
     FL_SND_UNA,
     FL_STATE,
-    FL_TARGET,
     FL_WIN,
     FS_ACTIVE,
+    FW_LAST_RTT,
+    FW_TARGET,
     G_DONE_COUNT,
     G_FINAL_SAMPLED,
     G_N_ACTIVE,
@@ -91,7 +92,7 @@ def next_sample_time(g, events, now, interval):
 
 
 @kernel
-def sample(g, events, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now):
+def sample(g, events, pt, fl, ff, fw, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now):
     """Record the selected ports and flows, then schedule the next sample (or stop after the last flow)."""
     row = g[G_TEL_ROW]
     tel_time[row] = now
@@ -118,10 +119,15 @@ def sample(g, events, pt, fl, ff, ci, tel_time, tel_port, tel_flow, sel_ports, s
             acked -= np.int64((1.0 - _skip_progress(parts, fl[f, FL_PART], now)) * fl[f, FL_SKIP_CURRENT])
         tel_flow[row, j, TF_ACKED] = acked
         tel_flow[row, j, TF_INFLIGHT] = fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
-        tel_flow[row, j, TF_ALPHA] = ff[f, FF_ALPHA]
-        tel_flow[row, j, TF_TARGET] = fl[f, FL_TARGET]
-        tel_flow[row, j, TF_U] = ff[f, FF_U]
-        tel_flow[row, j, TF_RTT] = fl[f, FL_LAST_RTT]
+        s = fl[f, FL_SLOT]
+        if s >= 0:  # the CCA's state lives in the flow's slot while it is active (telemetry masks the rest)
+            tel_flow[row, j, TF_ALPHA] = ff[s, FF_ALPHA]
+            tel_flow[row, j, TF_TARGET] = fw[s, FW_TARGET]
+            tel_flow[row, j, TF_U] = ff[s, FF_U]
+            tel_flow[row, j, TF_RTT] = fw[s, FW_LAST_RTT]
+        else:
+            for c in (TF_ALPHA, TF_TARGET, TF_U, TF_RTT):
+                tel_flow[row, j, c] = 0.0
         tel_flow[row, j, TF_SKIPPING] = fl[f, FL_PART] >= 0 and parts[fl[f, FL_PART], PA_SKIP_END] > now
     g[G_TEL_ROW] = row + 1
     end = ci[CI_SAMPLE_END]

@@ -49,7 +49,7 @@ class EngineState:
     ptf: np.ndarray
     nd: np.ndarray
     fl: np.ndarray
-    ff: np.ndarray
+    ff: np.ndarray  # [slot, FF_*] its floating-point part
     fw: np.ndarray  # [slot, FW_*] the wide state of active flows (slots.py); fl[f, FL_SLOT] is flow f's row
     port_qps: np.ndarray
     path_ports: np.ndarray
@@ -178,9 +178,12 @@ class EngineState:
             self.pk = np.concatenate([self.pk, np.zeros_like(self.pk)])
             _link_free(self.pk, L.PK_NEXT, old, 2 * old, self.g, L.G_FREE_HEAD, L.G_FREE_COUNT)
         if self.g[L.G_SLOT_FREE_COUNT] == 0:
-            self._check_cap(self.fw.nbytes + self.rate_ring.nbytes + self.seq_ring.nbytes, "pool of active flows")
+            self._check_cap(
+                self.fw.nbytes + self.ff.nbytes + self.rate_ring.nbytes + self.seq_ring.nbytes, "pool of active flows"
+            )
             old = self.fw.shape[0]
             self.fw = np.concatenate([self.fw, np.zeros_like(self.fw)])
+            self.ff = np.concatenate([self.ff, np.zeros_like(self.ff)])
             self.rate_ring = np.concatenate([self.rate_ring, np.zeros_like(self.rate_ring)])
             self.seq_ring = np.concatenate([self.seq_ring, np.zeros_like(self.seq_ring)])
             _link_free(self.fw, L.FW_NEXT_FREE, old, 2 * old, self.g, L.G_SLOT_FREE, L.G_SLOT_FREE_COUNT)
@@ -393,7 +396,7 @@ def build_state(
         ptf=ptf,
         nd=nd,
         fl=fl,
-        ff=np.zeros((n_flows, L.FF_N)),
+        ff=np.zeros((fw.shape[0], L.FF_N)),
         fw=fw,
         port_qps=np.zeros(max(n_flows, 1), dtype=np.int64),
         path_ports=path_ports,

@@ -18,7 +18,7 @@ from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.rate_window import mark_candidates
 from wormhole_lab.wormhole import partition as P
 from wormhole_lab.wormhole.audit import METHOD, Auditor
-from wormhole_lab.wormhole.fastforward import STATE_FLOAT, STATE_INT, FastForward
+from wormhole_lab.wormhole.fastforward import STATE_SHAPE, FastForward, cca_state
 from wormhole_lab.wormhole.memo import MemoDB
 from wormhole_lab.wormhole.partition import Partitions
 from wormhole_lab.wormhole.pattern_lookup import PatternLookup
@@ -113,7 +113,7 @@ class WormholeController:
                 self.paths,
                 self.paths.shape_codes(state.pt[:, L.PT_DELAY]),
                 line_bps,
-                (len(STATE_INT), len(STATE_FLOAT)),
+                STATE_SHAPE,
             )
         self.pending: dict[int, Watch] = {}  # partition -> the transient being watched for the memo DB
         self.auditor = None
@@ -136,7 +136,7 @@ class WormholeController:
         if steady:
             if n:  # the candidates were marked before the logged flows had their partitions
                 s = self.state
-                mark_candidates(s.g, s.fl, s.ci, s.parts, s.active, now)
+                mark_candidates(s.g, s.fl, s.fw, s.ci, s.parts, s.active, now)
             self._fast_forward(horizon)
 
     def _place(self, n: int, now: int, horizon: int) -> None:
@@ -274,18 +274,13 @@ class WormholeController:
             # data/wormhole_shapes/waves ends up to 12 % apart from one wave to the next; of a DCQCN 2-to-1 incast
             # of 1 MB flows, 141 / 463 us in one round, 383 / 411 us in the next), so no stored split is right
             return
-        fl, ff = self.state.fl, self.state.ff
+        ints, floats = cca_state(self.state, ids)
         value = {
             "t_conv": now - watch.t0,
             "settled": settled,
             "flows": [
                 {"bytes": int(b), "int": i, "float": x}
-                for b, i, x in zip(
-                    moved.tolist(),
-                    fl[ids[:, None], list(STATE_INT)].tolist(),
-                    ff[ids[:, None], list(STATE_FLOAT)].tolist(),
-                    strict=True,
-                )
+                for b, i, x in zip(moved.tolist(), ints.tolist(), floats.tolist(), strict=True)
             ],
         }
         self.lookup.store(ids, watch.rates, value)

@@ -27,34 +27,44 @@ CREDIT_SCALE = 1.0  # test hook: a fast-forward credits this times the measured 
 NEVER = int(np.iinfo(np.int64).max)
 
 
-# the per-flow CCA state a memoized transient restores (sequence-valued state moves with the offset)
-STATE_INT = (
-    L.FL_RATE,
-    L.FL_TARGET,
-    L.FL_STAGE,
-    L.FL_ALPHA_CNP,
-    L.FL_DEC_CNP,
-    L.FL_FIRST_CNP,
-    L.FL_CUR_RATE,
-    L.FL_LAST_RTT,
-    L.FL_CA_STATE,
-    L.FL_ECN_CNT,
-    L.FL_BATCH,
+# the per-flow CCA state a memoized transient restores (sequence-valued state moves with the offset): the sending
+# rate (in fl), then these integers of the flow's slot in fw, and these floats of its slot in ff
+STATE_FW = (
+    L.FW_TARGET,
+    L.FW_STAGE,
+    L.FW_ALPHA_CNP,
+    L.FW_DEC_CNP,
+    L.FW_FIRST_CNP,
+    L.FW_CUR_RATE,
+    L.FW_LAST_RTT,
+    L.FW_CA_STATE,
+    L.FW_ECN_CNT,
+    L.FW_BATCH,
 )
 STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
-_STATE_INT, _STATE_FLOAT = np.array(STATE_INT), np.array(STATE_FLOAT)  # as indices, made once
+STATE_SHAPE = (1 + len(STATE_FW), len(STATE_FLOAT))  # a stored flow's integers and floats
+_STATE_FW, _STATE_FLOAT = np.array(STATE_FW), np.array(STATE_FLOAT)  # as indices, made once
 _GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
+
+
+def cca_state(state, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What a memo entry stores of active ``flows``' CCA state: integers and floats, ``STATE_SHAPE`` per flow."""
+    slots = state.fl[flows, L.FL_SLOT]
+    # a slot of -1 would read the pool's last row: the members of a live partition are active, so hold slots
+    assert (slots >= 0).all(), "memo state asked of a flow that is not active"
+    ints = np.column_stack([state.fl[flows, L.FL_RATE], state.fw[slots][:, _STATE_FW]])
+    return ints, state.ff[slots][:, _STATE_FLOAT]
 
 
 @kernel
 def _shares_disagree(
-    fl, ff, pt, path_ports, flows, theta, data_wire, payload, resolution, total, fastest, count, flag, touched
+    fl, ff, fw, pt, path_ports, flows, theta, data_wire, payload, resolution, total, fastest, count, flag, touched
 ):
     """``FastForward.shares_disagree``; per port scratch: goodput ``total``, ``fastest``, flows ``count`` (0 on entry
     and exit), ``flag`` (1: every flow cycle-steady, then 2: full), the ports ``touched``."""
     n = 0
     for f in flows:
-        g = ff[f, L.FF_GOODPUT]
+        g = ff[fl[f, L.FL_SLOT], L.FF_GOODPUT]
         for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
             p = path_ports[i]
             if count[p] == 0:
@@ -64,7 +74,7 @@ def _shares_disagree(
             count[p] += 1
             total[p] += g
             fastest[p] = max(fastest[p], g)
-            if fl[f, L.FL_CYC_STEADY] == 0:
+            if fw[fl[f, L.FL_SLOT], L.FW_CYC_STEADY] == 0:
                 flag[p] = 0
     for k in range(n):
         p = touched[k]
@@ -72,7 +82,7 @@ def _shares_disagree(
         flag[p] = 2 * full + (flag[p] == 1 and full)  # 2: full; 3: full, every flow cycle-steady
     disagree = False
     for f in flows:
-        g = ff[f, L.FF_GOODPUT]
+        g = ff[fl[f, L.FL_SLOT], L.FF_GOODPUT]
         begin, end = fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]
         for i in range(begin, end):
             p = path_ports[i]
@@ -138,33 +148,37 @@ def _has_room(fl, flows, moved, tail):
 
 
 @kernel
-def _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, float_cols, resume_at):
-    """Give ``flows`` the stored CCA state (columns ``int_cols`` of ``fl``, ``float_cols`` of ``ff``). DCQCN flows
-    that had their first CNP and take a state from before one restart their timers at ``resume_at``."""
+def _restore(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, float_cols, resume_at):
+    """Give ``flows`` the stored CCA state (``cca_state``'s: the rate, columns ``fw_cols`` of ``fw``, ``float_cols``
+    of ``ff``). DCQCN flows that had their first CNP and take a state from before one restart their timers at
+    ``resume_at``."""
     first = -1
-    for c in range(len(int_cols)):
-        if int_cols[c] == L.FL_FIRST_CNP:
-            first = c
+    for c in range(len(fw_cols)):
+        if fw_cols[c] == L.FW_FIRST_CNP:
+            first = 1 + c
     dcqcn = ci[L.CI_CC] == L.CC_DCQCN
     for i in range(len(flows)):
         f = flows[i]
-        restarts = fl[f, L.FL_FIRST_CNP] == 1 and state_int[i, first] == 0
-        for c in range(len(int_cols)):
-            fl[f, int_cols[c]] = state_int[i, c]
+        s = fl[f, L.FL_SLOT]
+        restarts = fw[s, L.FW_FIRST_CNP] == 1 and state_int[i, first] == 0
+        fl[f, L.FL_RATE] = state_int[i, 0]
+        for c in range(len(fw_cols)):
+            fw[s, fw_cols[c]] = state_int[i, 1 + c]
         for c in range(len(float_cols)):
-            ff[f, float_cols[c]] = state_float[i, c]
+            ff[s, float_cols[c]] = state_float[i, c]
         if dcqcn and restarts:
             resume_timers(g, events, fl, ci, f, resume_at)
 
 
 @kernel
-def _take_stored(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, float_cols, resume_at, moved, payload,
-                 dt, credit):  # fmt: skip
+def _take_stored(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, float_cols, resume_at, moved,
+                 payload, dt, credit):  # fmt: skip
     """``_restore``, then each flow's ``credit``: the stored bytes it ``moved`` and ``dt`` ps at its restored goodput,
     each in whole packets."""
-    _restore(g, events, fl, ff, ci, flows, state_int, state_float, int_cols, float_cols, resume_at)
+    _restore(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, float_cols, resume_at)
     for i in range(len(flows)):
-        credit[i] = moved[i] // payload * payload + np.int64(ff[flows[i], L.FF_GOODPUT] * dt) // payload * payload
+        goodput = ff[fl[flows[i], L.FL_SLOT], L.FF_GOODPUT]
+        credit[i] = moved[i] // payload * payload + np.int64(goodput * dt) // payload * payload
 
 
 @kernel
@@ -243,7 +257,7 @@ def _mark_jump(parts, part, now, dt, memo_until, half_window):
 
 
 @kernel
-def _take_hits(g, events, fl, ff, ci, seq_ring, parts, part, flows, flow_offsets, state_int, state_float, int_cols,
+def _take_hits(g, events, fl, ff, fw, ci, seq_ring, parts, part, flows, flow_offsets, state_int, state_float, fw_cols,
                float_cols, moved, t_conv, dt, now, payload, half_window, credit):  # fmt: skip
     """Take every stored transient k that fits (``dt[k] >= 0``, ``_plan_hits``) for partition ``part[k]``:
     ``_take_stored`` into ``credit``, the steady-test rings moved with it (``_shift_rings``) and the partition
@@ -252,7 +266,7 @@ def _take_hits(g, events, fl, ff, ci, seq_ring, parts, part, flows, flow_offsets
         if dt[k] < 0:
             continue
         a, b = flow_offsets[k], flow_offsets[k + 1]
-        _take_stored(g, events, fl, ff, ci, flows[a:b], state_int[a:b], state_float[a:b], int_cols, float_cols,
+        _take_stored(g, events, fl, ff, fw, ci, flows[a:b], state_int[a:b], state_float[a:b], fw_cols, float_cols,
                      now + t_conv[k], moved[a:b], payload, dt[k], credit[a:b])  # fmt: skip
         _shift_rings(fl, seq_ring, flows[a:b], credit[a:b])
         _mark_jump(parts, part[k], now, t_conv[k] + dt[k], now + t_conv[k], half_window)
@@ -409,7 +423,7 @@ class FastForward:
         milliseconds, within the steady test's spread. A skip freezes them where they stood, and every later
         skip starts from there (two HPCC flows into one host, 20 and 10 MB, the second 100 us later: the second
         finished 15.8 % early). A flow slower than its port's fastest is fine when another full port on its path
-        holds it back (max-min fair shares differ). Flows steady over whole DCQCN cycles (``FL_CYC_STEADY``)
+        holds it back (max-min fair shares differ). Flows steady over whole DCQCN cycles (``FW_CYC_STEADY``)
         repeated their shares within theta and are exempt."""
         s = self.state
         # a goodput is counted in packets over half a window: DCTCP's 3-to-1 incast of 1.5 MB settles one packet
@@ -419,7 +433,7 @@ class FastForward:
         resolution = 0.0 if hpcc else 2 * self.payload / self.window_ps
         load = (self._port_sum, self._port_fastest, self._port_count, self._port_flag, self._port_touched)
         return bool(
-            _shares_disagree(s.fl, s.ff, s.pt, s.path_ports, flows, self.theta, self.data_wire, self.payload,
+            _shares_disagree(s.fl, s.ff, s.fw, s.pt, s.path_ports, flows, self.theta, self.data_wire, self.payload,
                              resolution, *load)
         )  # fmt: skip
 
@@ -455,7 +469,7 @@ class FastForward:
     def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
         flows = np.array(members, dtype=np.int64)
-        rates = self.state.ff[flows, L.FF_GOODPUT] * CREDIT_SCALE  # bytes per ps
+        rates = self.state.ff[self.state.fl[flows, L.FL_SLOT], L.FF_GOODPUT] * CREDIT_SCALE  # bytes per ps
         dt = self._span(part, flows, rates, self.state.fl[flows, L.FL_SND_NXT], ports, now, horizon)
         if not dt:
             return False
@@ -473,9 +487,9 @@ class FastForward:
         ``members[member_offsets[k] : member_offsets[k + 1]]``, in the order the entry's positions index, on
         ``ports[port_offsets[k] : port_offsets[k + 1]]``. Returns how many it took.
 
-        Each taken one credits its flows the stored bytes and gives them the stored CCA state (``STATE_INT``,
-        ``STATE_FLOAT``); a settled one goes on as a fast-forward at its stored goodput, without re-qualifying, and
-        one that ended at a member's mark leaves the partition to the packets. Three compiled calls do it for all:
+        Each taken one credits its flows the stored bytes and gives them the stored CCA state (``cca_state``); a
+        settled one goes on as a fast-forward at its stored goodput, without re-qualifying, and one that ended at a
+        member's mark leaves the partition to the packets. Three compiled calls do it for all:
         one at a time in Python, a hit cost ~10 us (MoE-8x7B: 2,272 hits)."""
         s, (offsets, times, starters) = self.state, self._known_starts
         flows, rows = np.empty(len(members), dtype=np.int64), np.empty(len(members), dtype=np.int64)
@@ -500,8 +514,8 @@ class FastForward:
                     int(parts[k]), now, int(t_conv[k]), dict(zip(flows[a:b].tolist(), credited.tolist(), strict=True))
                 )
         credit = np.empty(len(flows), dtype=np.int64)
-        _take_hits(s.g, s.events, s.fl, s.ff, s.ci, s.seq_ring, s.parts, parts, flows, flow_offsets, state_int,
-                   state_float, _STATE_INT, _STATE_FLOAT, moved, t_conv, dt, now, self.payload, self.window_ps // 2,
+        _take_hits(s.g, s.events, s.fl, s.ff, s.fw, s.ci, s.seq_ring, s.parts, parts, flows, flow_offsets, state_int,
+                   state_float, _STATE_FW, _STATE_FLOAT, moved, t_conv, dt, now, self.payload, self.window_ps // 2,
                    credit)  # fmt: skip
         went_on = dt > 0  # fast-forwarded after the stored transient
         if went_on.any():

@@ -36,8 +36,8 @@ LABEL_SHIFT = 24  # bits of a path-shape code and of a line-rate code in a verte
 
 class Found(NamedTuple):
     """A stored transient that fits a partition: the memo DB's ``value`` and, per stored flow (in the value's
-    order), the partition's flow that stands for it, the bytes it moved and the CCA state it ended with (the
-    ``STATE_INT`` and ``STATE_FLOAT`` columns of fastforward)."""
+    order), the partition's flow that stands for it, the bytes it moved and the CCA state it ended with
+    (fastforward.cca_state's)."""
 
     value: dict
     flows: np.ndarray

@@ -21,10 +21,11 @@ def drive(cnp_times, until, clamp=False):
     cfg = preset("dcqcn").with_(clamp_target_rate=clamp)
     ci = _int_config(cfg)
     cf = _float_config(cfg)
-    fl = np.zeros((1, L.FL_N), dtype=np.int64)
+    fl = np.zeros((1, L.FL_N), dtype=np.int64)  # flow 0 holds slot 0 of fw and ff
+    fw = np.zeros((1, L.FW_N), dtype=np.int64)
     ff = np.zeros((1, L.FF_N))
     fl[0, L.FL_RATE] = fl[0, L.FL_MAX_RATE] = LINE
-    dcqcn.init(fl, ff, 0)
+    dcqcn.init(fl, ff, fw, 0)
     g = np.zeros(L.G_N, dtype=np.int64)
     events = wheel.new_events(g, 4096)  # stale increase timers pile up: room for them
     ack = np.zeros((1, L.PK_N), dtype=np.int64)
@@ -36,7 +37,7 @@ def drive(cnp_times, until, clamp=False):
         t_timer = events[r, L.E_TIME] if r >= 0 else None
         if cnps and (t_timer is None or cnps[0] < t_timer):
             now = cnps.pop(0)
-            dcqcn.on_ack(g, events, ack, None, fl, ff, ci, cf, 0, 0, now)
+            dcqcn.on_ack(g, events, ack, None, fl, ff, fw, ci, cf, 0, 0, now)
         else:
             if t_timer is None or t_timer > until:
                 return log
@@ -44,8 +45,8 @@ def drive(cnp_times, until, clamp=False):
             wheel.take(g, events, r)
             generation = fl[0, L.FL_RP_GEN] if kind == L.EV_DCQCN_INCREASE else fl[0, L.FL_TIMER_GEN]
             if b == generation:
-                dcqcn.on_timer(g, events, fl, ff, ci, cf, 0, kind, now)
-        entry = (int(now), int(fl[0, L.FL_RATE]), int(fl[0, L.FL_TARGET]))
+                dcqcn.on_timer(g, events, fl, ff, fw, ci, cf, 0, kind, now)
+        entry = (int(now), int(fl[0, L.FL_RATE]), int(fw[0, L.FW_TARGET]))
         if not log or entry[1:] != log[-1][1:]:
             log.append(entry)
 

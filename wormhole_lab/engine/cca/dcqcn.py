@@ -22,79 +22,83 @@ from wormhole_lab.engine.layout import (
     EV_DCQCN_DECREASE,
     EV_DCQCN_INCREASE,
     FF_ALPHA,
-    FL_ALPHA_CNP,
-    FL_DEC_CNP,
-    FL_FIRST_CNP,
     FL_MAX_RATE,
     FL_RATE,
     FL_RP_GEN,
-    FL_STAGE,
-    FL_TARGET,
+    FL_SLOT,
     FL_TIMER_GEN,
+    FW_ALPHA_CNP,
+    FW_DEC_CNP,
+    FW_FIRST_CNP,
+    FW_STAGE,
+    FW_TARGET,
     PK_ECN,
 )
 from wormhole_lab.engine.wheel import push
 
 
 @kernel
-def init(fl, ff, f):
-    fl[f, FL_TARGET] = fl[f, FL_RATE]
-    fl[f, FL_STAGE] = 0
-    fl[f, FL_ALPHA_CNP] = 0
-    fl[f, FL_DEC_CNP] = 0
-    fl[f, FL_FIRST_CNP] = 1
-    ff[f, FF_ALPHA] = 1.0
+def init(fl, ff, fw, f):
+    s = fl[f, FL_SLOT]
+    fw[s, FW_TARGET] = fl[f, FL_RATE]
+    fw[s, FW_STAGE] = 0
+    fw[s, FW_ALPHA_CNP] = 0
+    fw[s, FW_DEC_CNP] = 0
+    fw[s, FW_FIRST_CNP] = 1
+    ff[s, FF_ALPHA] = 1.0
 
 
 @kernel
-def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
+    s = fl[f, FL_SLOT]
     if not pk[k, PK_ECN]:  # the CNP is the ECN echo on the ACK
         return
-    fl[f, FL_ALPHA_CNP] = 1
-    fl[f, FL_DEC_CNP] = 1
-    if fl[f, FL_FIRST_CNP]:
-        ff[f, FF_ALPHA] = 1.0
-        fl[f, FL_ALPHA_CNP] = 0
+    fw[s, FW_ALPHA_CNP] = 1
+    fw[s, FW_DEC_CNP] = 1
+    if fw[s, FW_FIRST_CNP]:
+        ff[s, FF_ALPHA] = 1.0
+        fw[s, FW_ALPHA_CNP] = 0
         push(g, events, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
         push(g, events, now + ci[CI_DECREASE_INTERVAL] + 1000, EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
         rate = np.int64(cf[CF_RATE_FIRST_CNP] * fl[f, FL_RATE])
         fl[f, FL_RATE] = rate
-        fl[f, FL_TARGET] = rate
-        fl[f, FL_FIRST_CNP] = 0
+        fw[s, FW_TARGET] = rate
+        fw[s, FW_FIRST_CNP] = 0
 
 
 @kernel
-def on_timer(g, events, fl, ff, ci, cf, f, kind, now):
+def on_timer(g, events, fl, ff, fw, ci, cf, f, kind, now):
     """One of the three timers fired (stale generations were filtered by the caller)."""
+    s = fl[f, FL_SLOT]
     if kind == EV_DCQCN_ALPHA:
         g_ = cf[CF_G]
-        alpha = (1.0 - g_) * ff[f, FF_ALPHA]
-        if fl[f, FL_ALPHA_CNP]:
+        alpha = (1.0 - g_) * ff[s, FF_ALPHA]
+        if fw[s, FW_ALPHA_CNP]:
             alpha += g_
-        ff[f, FF_ALPHA] = alpha
-        fl[f, FL_ALPHA_CNP] = 0
+        ff[s, FF_ALPHA] = alpha
+        fw[s, FW_ALPHA_CNP] = 0
         push(g, events, now + ci[CI_ALPHA_INTERVAL], EV_DCQCN_ALPHA, f, fl[f, FL_TIMER_GEN])
     elif kind == EV_DCQCN_DECREASE:
         push(g, events, now + ci[CI_DECREASE_INTERVAL], EV_DCQCN_DECREASE, f, fl[f, FL_TIMER_GEN])
-        if fl[f, FL_DEC_CNP]:
+        if fw[s, FW_DEC_CNP]:
             # without CLAMP_TARGET_RATE the target only follows the rate after an increase event
-            if ci[CI_CLAMP] or fl[f, FL_STAGE] != 0:
-                fl[f, FL_TARGET] = fl[f, FL_RATE]
-            rate = np.int64(fl[f, FL_RATE] * (1.0 - ff[f, FF_ALPHA] / 2.0))
+            if ci[CI_CLAMP] or fw[s, FW_STAGE] != 0:
+                fw[s, FW_TARGET] = fl[f, FL_RATE]
+            rate = np.int64(fl[f, FL_RATE] * (1.0 - ff[s, FF_ALPHA] / 2.0))
             fl[f, FL_RATE] = max(ci[CI_MIN_RATE], rate)
-            fl[f, FL_STAGE] = 0
-            fl[f, FL_DEC_CNP] = 0
+            fw[s, FW_STAGE] = 0
+            fw[s, FW_DEC_CNP] = 0
             fl[f, FL_RP_GEN] += 1
             push(g, events, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
     else:
         push(g, events, now + ci[CI_RP_TIMER], EV_DCQCN_INCREASE, f, fl[f, FL_RP_GEN])
-        stage = fl[f, FL_STAGE]
+        stage = fw[s, FW_STAGE]
         if stage == ci[CI_FAST_RECOVERY]:
-            fl[f, FL_TARGET] = min(fl[f, FL_TARGET] + ci[CI_RATE_AI], fl[f, FL_MAX_RATE])
+            fw[s, FW_TARGET] = min(fw[s, FW_TARGET] + ci[CI_RATE_AI], fl[f, FL_MAX_RATE])
         elif stage > ci[CI_FAST_RECOVERY]:
-            fl[f, FL_TARGET] = min(fl[f, FL_TARGET] + ci[CI_RATE_HAI], fl[f, FL_MAX_RATE])
-        fl[f, FL_RATE] = fl[f, FL_RATE] // 2 + fl[f, FL_TARGET] // 2
-        fl[f, FL_STAGE] = stage + 1
+            fw[s, FW_TARGET] = min(fw[s, FW_TARGET] + ci[CI_RATE_HAI], fl[f, FL_MAX_RATE])
+        fl[f, FL_RATE] = fl[f, FL_RATE] // 2 + fw[s, FW_TARGET] // 2
+        fw[s, FW_STAGE] = stage + 1
 
 
 @kernel

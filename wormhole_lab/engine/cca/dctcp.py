@@ -12,53 +12,56 @@ from wormhole_lab.engine.layout import (
     CI_MIN_RATE,
     CI_PAYLOAD,
     FF_ALPHA,
-    FL_BATCH,
-    FL_CA_STATE,
-    FL_ECN_CNT,
-    FL_HIGH_SEQ,
-    FL_LAST_UPDATE_SEQ,
     FL_MAX_RATE,
     FL_RATE,
+    FL_SLOT,
     FL_SND_NXT,
+    FW_BATCH,
+    FW_CA_STATE,
+    FW_ECN_CNT,
+    FW_HIGH_SEQ,
+    FW_LAST_UPDATE_SEQ,
     PK_ECN,
     PK_SEQ,
 )
 
 
 @kernel
-def init(fl, ff, f):
-    ff[f, FF_ALPHA] = 1.0
-    fl[f, FL_ECN_CNT] = 0
-    fl[f, FL_LAST_UPDATE_SEQ] = 0
-    fl[f, FL_BATCH] = 0
-    fl[f, FL_CA_STATE] = 0
-    fl[f, FL_HIGH_SEQ] = 0
+def init(fl, ff, fw, f):
+    s = fl[f, FL_SLOT]
+    ff[s, FF_ALPHA] = 1.0
+    fw[s, FW_ECN_CNT] = 0
+    fw[s, FW_LAST_UPDATE_SEQ] = 0
+    fw[s, FW_BATCH] = 0
+    fw[s, FW_CA_STATE] = 0
+    fw[s, FW_HIGH_SEQ] = 0
 
 
 @kernel
-def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
+def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
+    s = fl[f, FL_SLOT]
     ack_seq = pk[k, PK_SEQ]
     cnp = pk[k, PK_ECN]
     mtu = ci[CI_PAYLOAD]
     new_batch = False
     if cnp:
-        fl[f, FL_ECN_CNT] += 1
-    if ack_seq > fl[f, FL_LAST_UPDATE_SEQ]:
+        fw[s, FW_ECN_CNT] += 1
+    if ack_seq > fw[s, FW_LAST_UPDATE_SEQ]:
         new_batch = True
-        if fl[f, FL_LAST_UPDATE_SEQ] == 0:
-            fl[f, FL_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
-            fl[f, FL_BATCH] = fl[f, FL_SND_NXT] // mtu + 1
+        if fw[s, FW_LAST_UPDATE_SEQ] == 0:
+            fw[s, FW_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
+            fw[s, FW_BATCH] = fl[f, FL_SND_NXT] // mtu + 1
         else:
-            frac = min(1.0, fl[f, FL_ECN_CNT] / fl[f, FL_BATCH])
-            ff[f, FF_ALPHA] = (1.0 - cf[CF_G]) * ff[f, FF_ALPHA] + cf[CF_G] * frac
-            fl[f, FL_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
-            fl[f, FL_ECN_CNT] = 0
-            fl[f, FL_BATCH] = (fl[f, FL_SND_NXT] - ack_seq) // mtu + 1
-    if fl[f, FL_CA_STATE] == 1 and ack_seq > fl[f, FL_HIGH_SEQ]:
-        fl[f, FL_CA_STATE] = 0
-    if cnp and fl[f, FL_CA_STATE] == 0:
-        fl[f, FL_CA_STATE] = 1
-        fl[f, FL_HIGH_SEQ] = fl[f, FL_SND_NXT]
-        fl[f, FL_RATE] = max(ci[CI_MIN_RATE], int(fl[f, FL_RATE] * (1.0 - ff[f, FF_ALPHA] / 2.0)))
-    if fl[f, FL_CA_STATE] == 0 and new_batch:
+            frac = min(1.0, fw[s, FW_ECN_CNT] / fw[s, FW_BATCH])
+            ff[s, FF_ALPHA] = (1.0 - cf[CF_G]) * ff[s, FF_ALPHA] + cf[CF_G] * frac
+            fw[s, FW_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
+            fw[s, FW_ECN_CNT] = 0
+            fw[s, FW_BATCH] = (fl[f, FL_SND_NXT] - ack_seq) // mtu + 1
+    if fw[s, FW_CA_STATE] == 1 and ack_seq > fw[s, FW_HIGH_SEQ]:
+        fw[s, FW_CA_STATE] = 0
+    if cnp and fw[s, FW_CA_STATE] == 0:
+        fw[s, FW_CA_STATE] = 1
+        fw[s, FW_HIGH_SEQ] = fl[f, FL_SND_NXT]
+        fl[f, FL_RATE] = max(ci[CI_MIN_RATE], int(fl[f, FL_RATE] * (1.0 - ff[s, FF_ALPHA] / 2.0)))
+    if fw[s, FW_CA_STATE] == 0 and new_batch:
         fl[f, FL_RATE] = min(fl[f, FL_MAX_RATE], fl[f, FL_RATE] + ci[CI_DCTCP_RATE_AI])

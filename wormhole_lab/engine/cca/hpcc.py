@@ -22,17 +22,17 @@ from wormhole_lab.engine.layout import (
     FF_HOP_U,
     FF_U,
     FL_BASE_RTT,
-    FL_CUR_RATE,
-    FL_LAST_UPDATE_SEQ,
     FL_MAX_RATE,
     FL_RATE,
     FL_SLOT,
     FL_SND_NXT,
-    FL_STAGE,
     FL_WIN,
+    FW_CUR_RATE,
     FW_HOP_BASE,
     FW_HOP_RC,
     FW_HOP_STAGE,
+    FW_LAST_UPDATE_SEQ,
+    FW_STAGE,
     INT_BYTE_UNIT,
     INT_BYTES,
     INT_BYTES_MASK,
@@ -53,12 +53,12 @@ from wormhole_lab.engine.nic import change_rate
 @kernel
 def init(fl, ff, fw, f):
     s = fl[f, FL_SLOT]
-    fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
-    fl[f, FL_STAGE] = 0
-    fl[f, FL_LAST_UPDATE_SEQ] = 0
-    ff[f, FF_U] = 1.0
+    fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
+    fw[s, FW_STAGE] = 0
+    fw[s, FW_LAST_UPDATE_SEQ] = 0
+    ff[s, FF_U] = 1.0
     for h in range(INT_MAX_HOPS):
-        ff[f, FF_HOP_U + h] = 1.0
+        ff[s, FF_HOP_U + h] = 1.0
         fw[s, FW_HOP_RC + h] = fl[f, FL_RATE]
         fw[s, FW_HOP_STAGE + h] = 0
 
@@ -83,8 +83,8 @@ def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
     s = fl[f, FL_SLOT]
     next_seq = fl[f, FL_SND_NXT]
     nhop = pk[k, PK_INT_NHOP]
-    if fl[f, FL_LAST_UPDATE_SEQ] == 0:  # first ACK: only remember the hops
-        fl[f, FL_LAST_UPDATE_SEQ] = next_seq
+    if fw[s, FW_LAST_UPDATE_SEQ] == 0:  # first ACK: only remember the hops
+        fw[s, FW_LAST_UPDATE_SEQ] = next_seq
         for i in range(min(nhop, INT_MAX_HOPS) * INT_FIELDS):
             fw[s, FW_HOP_BASE + i] = pk[k, PK_INT_BASE + i]
         return
@@ -114,21 +114,21 @@ def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
                         widest_dt = tau
                 else:
                     t = min(tau, base_rtt)
-                    ff[f, FF_HOP_U + h] = (ff[f, FF_HOP_U + h] * (base_rtt - t) + u * t) / base_rtt
+                    ff[s, FF_HOP_U + h] = (ff[s, FF_HOP_U + h] * (base_rtt - t) + u * t) / base_rtt
             for c in range(INT_FIELDS):
                 fw[s, old + c] = pk[k, new + c]
         if updated:
             if not ci[CI_MULTI_RATE]:
                 dt = min(widest_dt, base_rtt)
-                ff[f, FF_U] = (ff[f, FF_U] * (base_rtt - dt) + widest_u * dt) / base_rtt
-                new_rate, new_stage = _next_rate(fl, ci, cf, f, fl[f, FL_CUR_RATE], fl[f, FL_STAGE], ff[f, FF_U])
+                ff[s, FF_U] = (ff[s, FF_U] * (base_rtt - dt) + widest_u * dt) / base_rtt
+                new_rate, new_stage = _next_rate(fl, ci, cf, f, fw[s, FW_CUR_RATE], fw[s, FW_STAGE], ff[s, FF_U])
             else:
                 new_rate = fl[f, FL_MAX_RATE]
-                new_stage = fl[f, FL_STAGE]
+                new_stage = fw[s, FW_STAGE]
                 for h in range(nhop):
                     if updated & (1 << h):
                         rate_h, stage_h = _next_rate(
-                            fl, ci, cf, f, fw[s, FW_HOP_RC + h], fw[s, FW_HOP_STAGE + h], ff[f, FF_HOP_U + h]
+                            fl, ci, cf, f, fw[s, FW_HOP_RC + h], fw[s, FW_HOP_STAGE + h], ff[s, FF_HOP_U + h]
                         )
                         if not fast:
                             fw[s, FW_HOP_RC + h] = rate_h
@@ -138,15 +138,16 @@ def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
                     new_rate = min(new_rate, rate_h)
             change_rate(g, events, pt, fl, ci, f, new_rate, now)
             if not fast:
-                fl[f, FL_CUR_RATE] = new_rate
-                fl[f, FL_STAGE] = new_stage
-    if not fast and next_seq > fl[f, FL_LAST_UPDATE_SEQ]:
-        fl[f, FL_LAST_UPDATE_SEQ] = next_seq
+                fw[s, FW_CUR_RATE] = new_rate
+                fw[s, FW_STAGE] = new_stage
+    if not fast and next_seq > fw[s, FW_LAST_UPDATE_SEQ]:
+        fw[s, FW_LAST_UPDATE_SEQ] = next_seq
 
 
 @kernel
 def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
-    if pk[k, PK_SEQ] > fl[f, FL_LAST_UPDATE_SEQ]:
+    s = fl[f, FL_SLOT]
+    if pk[k, PK_SEQ] > fw[s, FW_LAST_UPDATE_SEQ]:
         _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, False)
     elif ci[CI_FAST_REACT]:
         _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, True)

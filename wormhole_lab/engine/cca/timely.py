@@ -18,13 +18,14 @@ from wormhole_lab.engine.layout import (
     CI_T_HIGH,
     CI_T_LOW,
     FF_RTT_DIFF,
-    FL_CUR_RATE,
-    FL_LAST_RTT,
-    FL_LAST_UPDATE_SEQ,
     FL_MAX_RATE,
     FL_RATE,
+    FL_SLOT,
     FL_SND_NXT,
-    FL_STAGE,
+    FW_CUR_RATE,
+    FW_LAST_RTT,
+    FW_LAST_UPDATE_SEQ,
+    FW_STAGE,
     PK_SEQ,
     PK_TS,
 )
@@ -33,24 +34,26 @@ HAI_AFTER = 5  # consecutive increases before hyper increase (rdma-hw.cc)
 
 
 @kernel
-def init(fl, ff, f):
-    fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
-    fl[f, FL_STAGE] = 0
-    fl[f, FL_LAST_UPDATE_SEQ] = 0
-    fl[f, FL_LAST_RTT] = 0
-    ff[f, FF_RTT_DIFF] = 0.0
+def init(fl, ff, fw, f):
+    s = fl[f, FL_SLOT]
+    fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
+    fw[s, FW_STAGE] = 0
+    fw[s, FW_LAST_UPDATE_SEQ] = 0
+    fw[s, FW_LAST_RTT] = 0
+    ff[s, FF_RTT_DIFF] = 0.0
 
 
 @kernel
-def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
-    if pk[k, PK_SEQ] <= fl[f, FL_LAST_UPDATE_SEQ]:
+def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
+    s = fl[f, FL_SLOT]
+    if pk[k, PK_SEQ] <= fw[s, FW_LAST_UPDATE_SEQ]:
         return  # the reference's TIMELY has no per-ACK reaction
     rtt = now - pk[k, PK_TS]
     next_seq = fl[f, FL_SND_NXT]
-    if fl[f, FL_LAST_UPDATE_SEQ] != 0:
+    if fw[s, FW_LAST_UPDATE_SEQ] != 0:
         alpha = cf[CF_TIMELY_ALPHA]
         beta = cf[CF_TIMELY_BETA]
-        rtt_diff = (1.0 - alpha) * ff[f, FF_RTT_DIFF] + alpha * (rtt - fl[f, FL_LAST_RTT])
+        rtt_diff = (1.0 - alpha) * ff[s, FF_RTT_DIFF] + alpha * (rtt - fw[s, FW_LAST_RTT])
         gradient = rtt_diff / ci[CI_MIN_RTT]
         increase = False
         c = 0.0
@@ -63,14 +66,14 @@ def on_ack(g, events, pk, pt, fl, ff, ci, cf, f, k, now):
         else:
             c = max(0.0, 1.0 - beta * gradient)
         if increase:
-            step = ci[CI_RATE_AI] if fl[f, FL_STAGE] < HAI_AFTER else ci[CI_RATE_HAI]
-            fl[f, FL_RATE] = min(fl[f, FL_CUR_RATE] + step, fl[f, FL_MAX_RATE])
-            fl[f, FL_STAGE] += 1
+            step = ci[CI_RATE_AI] if fw[s, FW_STAGE] < HAI_AFTER else ci[CI_RATE_HAI]
+            fl[f, FL_RATE] = min(fw[s, FW_CUR_RATE] + step, fl[f, FL_MAX_RATE])
+            fw[s, FW_STAGE] += 1
         else:
-            fl[f, FL_RATE] = max(ci[CI_MIN_RATE], np.int64(fl[f, FL_CUR_RATE] * c))
-            fl[f, FL_STAGE] = 0
-        fl[f, FL_CUR_RATE] = fl[f, FL_RATE]
-        ff[f, FF_RTT_DIFF] = rtt_diff
-    if next_seq > fl[f, FL_LAST_UPDATE_SEQ]:
-        fl[f, FL_LAST_UPDATE_SEQ] = next_seq
-        fl[f, FL_LAST_RTT] = rtt
+            fl[f, FL_RATE] = max(ci[CI_MIN_RATE], np.int64(fw[s, FW_CUR_RATE] * c))
+            fw[s, FW_STAGE] = 0
+        fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
+        ff[s, FF_RTT_DIFF] = rtt_diff
+    if next_seq > fw[s, FW_LAST_UPDATE_SEQ]:
+        fw[s, FW_LAST_UPDATE_SEQ] = next_seq
+        fw[s, FW_LAST_RTT] = rtt
