@@ -361,9 +361,7 @@ class Simulation:
 
     def _progress(self, state, controller) -> Progress:
         skipped = int(controller.ff.events_skipped) if controller is not None else 0
-        return Progress(
-            state.now_ps, int(state.g[L.G_DONE_COUNT]), len(self.scenario.flows), int(state.g[L.G_EVENTS]), skipped
-        )
+        return Progress(state.now_ps, state.flows_done, len(self.scenario.flows), state.events_executed, skipped)
 
     def run(self, out=None, fmt: str | None = None) -> "xr.Dataset":
         """The flow table plus every telemetry series, in one Dataset.
@@ -410,7 +408,7 @@ class Simulation:
             "n_links": topo.n_links,
             "stop_reason": stop,
             "sim_end_ps": state.now_ps,
-            "events_executed": int(state.g[L.G_EVENTS]),
+            "events_executed": state.events_executed,
             "ecn_marks": int(state.g[L.G_ECN_MARKS]),
             "drops": int(state.g[L.G_DROPS]),
             "pfc_frames": int(state.g[L.G_PFC_COUNT]),

@@ -140,6 +140,14 @@ class EngineState:
     def now_ps(self) -> int:
         return int(self.g[L.G_NOW])
 
+    @property
+    def events_executed(self) -> int:
+        return int(self.g[L.G_EVENTS])
+
+    @property
+    def flows_done(self) -> int:
+        return int(self.g[L.G_DONE_COUNT])
+
     def nbytes(self) -> int:
         """Memory held by the engine's tables."""
         return sum(a.nbytes for a in self.arrays())
@@ -262,7 +270,7 @@ def _float_config(cfg: EngineConfig) -> np.ndarray:
 
 def estimate_bytes(n_flows: int, n_ports: int, n_nodes: int, path_entries: int) -> int:
     """Memory the engine's tables need before the run (packet pool and event queue start small and grow)."""
-    rows = n_flows * (L.FL_N + L.FF_N + 6) + n_ports * (L.PT_N + L.PTF_N) + n_nodes * L.ND_N
+    rows = n_flows * (L.FL_N + 6) + n_ports * (L.PT_N + L.PTF_N) + n_nodes * L.ND_N
     event_rows = wheel.TABLE_ROWS + n_flows + INITIAL_SPARE_EVENTS
     return 8 * (rows + path_entries + event_rows * L.E_N + INITIAL_PACKETS * L.PK_N)
 

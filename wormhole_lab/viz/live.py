@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from wormhole_lab.engine import layout as L
 from wormhole_lab.simulation import Simulation
 
 __all__ = ["LiveRun", "SkipWindow", "flow_states"]
@@ -108,7 +107,7 @@ class LiveRun:
     def now_ps(self) -> int:
         ctrl = self.controller
         if ctrl is not None:
-            return int(ctrl.state.g[L.G_NOW])
+            return ctrl.state.now_ps
         return int(self.chunks[-1].time[-1]) if self.chunks else 0
 
     def skip_windows(self) -> list[SkipWindow]:
@@ -180,7 +179,7 @@ class LiveRun:
             "hits": memo.hits if memo else 0,
             "misses": memo.misses if memo else 0,
             "db_bytes": memo_db_bytes(memo),
-            "events_executed": int(ctrl.state.g[L.G_EVENTS]),
+            "events_executed": ctrl.state.events_executed,
             "events_skipped": float(ctrl.ff.events_skipped),
         }
         if final and self.sim.flows is not None:
