@@ -39,11 +39,9 @@ from wormhole_lab.engine.wheel import push
 
 @kernel
 def init(fl, ff, fw, f):
+    """The CCA's starting state in the flow's slot, which arrives zeroed (``slots.take``)."""
     s = fl[f, FL_SLOT]
     fw[s, FW_TARGET] = fl[f, FL_RATE]
-    fw[s, FW_STAGE] = 0
-    fw[s, FW_ALPHA_CNP] = 0
-    fw[s, FW_DEC_CNP] = 0
     fw[s, FW_FIRST_CNP] = 1
     ff[s, FF_ALPHA] = 1.0
 

@@ -28,13 +28,9 @@ from wormhole_lab.engine.layout import (
 
 @kernel
 def init(fl, ff, fw, f):
+    """The CCA's starting state in the flow's slot, which arrives zeroed (``slots.take``)."""
     s = fl[f, FL_SLOT]
     ff[s, FF_ALPHA] = 1.0
-    fw[s, FW_ECN_CNT] = 0
-    fw[s, FW_LAST_UPDATE_SEQ] = 0
-    fw[s, FW_BATCH] = 0
-    fw[s, FW_CA_STATE] = 0
-    fw[s, FW_HIGH_SEQ] = 0
 
 
 @kernel

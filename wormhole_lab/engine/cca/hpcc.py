@@ -52,15 +52,13 @@ from wormhole_lab.engine.nic import change_rate
 
 @kernel
 def init(fl, ff, fw, f):
+    """The CCA's starting state in the flow's slot, which arrives zeroed (``slots.take``)."""
     s = fl[f, FL_SLOT]
     fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
-    fw[s, FW_STAGE] = 0
-    fw[s, FW_LAST_UPDATE_SEQ] = 0
     ff[s, FF_U] = 1.0
     for h in range(INT_MAX_HOPS):
         ff[s, FF_HOP_U + h] = 1.0
         fw[s, FW_HOP_RC + h] = fl[f, FL_RATE]
-        fw[s, FW_HOP_STAGE + h] = 0
 
 
 @kernel

@@ -35,12 +35,9 @@ HAI_AFTER = 5  # consecutive increases before hyper increase (rdma-hw.cc)
 
 @kernel
 def init(fl, ff, fw, f):
+    """The CCA's starting state in the flow's slot, which arrives zeroed (``slots.take``)."""
     s = fl[f, FL_SLOT]
     fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
-    fw[s, FW_STAGE] = 0
-    fw[s, FW_LAST_UPDATE_SEQ] = 0
-    fw[s, FW_LAST_RTT] = 0
-    ff[s, FF_RTT_DIFF] = 0.0
 
 
 @kernel
