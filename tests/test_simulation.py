@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import ACK_WIRE_BYTES, DATA_HEADER_BYTES
 from wormhole_lab.errors import InputError
@@ -211,18 +212,22 @@ def test_an_explicit_stop_time_that_comes_first_warns_and_is_recorded():
 
 
 def test_the_run_reports_its_memory_per_flow(incast):
+    """Per flow: its share of the tables the flow count sizes, not of the pools a 4-flow run starts with (~60 MiB)."""
     scenario = incast(n=4, size=100_000)
     sim = Simulation(scenario)
     ds = sim.run()
     assert ds.attrs["engine_bytes"] == sim._state.nbytes() > 0
     assert ds.attrs["flow_table_bytes"] == scenario.flows.nbytes > 0
-    assert ds.attrs["bytes_per_flow"] == (ds.attrs["engine_bytes"] + ds.attrs["flow_table_bytes"]) / 4
+    per_flow = (sim._state.per_flow_nbytes() + ds.attrs["flow_table_bytes"]) / 4
+    assert ds.attrs["bytes_per_flow"] == per_flow
+    assert 8 * L.FL_N < per_flow < 8 * L.FL_N + 1_000 < ds.attrs["engine_bytes"] / 4
 
 
 _NO_KERNEL_LOADS_MID_RUN = """
 import sys, tempfile
 import numpy as np
 from numba.core.registry import CPUDispatcher
+from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.topology.builders import leaf_spine

@@ -81,7 +81,8 @@ def summary(ds) -> str:
         f"wall time       {ds.attrs['wall_seconds']:.2f} s (simulation alone), "
         f"set-up {ds.attrs['setup_seconds']:.2f} s",
         f"memory          {ds.attrs['engine_bytes'] / 2**20:,.1f} MiB engine tables, "
-        f"{ds.attrs['flow_table_bytes'] / 2**20:,.1f} MiB flow table: {ds.attrs['bytes_per_flow']:,.0f} B per flow",
+        f"{ds.attrs['flow_table_bytes'] / 2**20:,.1f} MiB flow table: {ds.attrs['bytes_per_flow']:,.0f} B per flow, "
+        f"the rest for the packets, events, ports and active flows",
     ]
     return "\n".join(lines)
 

@@ -417,5 +417,6 @@ class Simulation:
             "setup_seconds": self.setup_seconds,  # checks, routes, engine tables, controller, kernels (compile_seconds)
             "engine_bytes": state.nbytes(),
             "flow_table_bytes": self.scenario.flows.nbytes,
-            "bytes_per_flow": (state.nbytes() + self.scenario.flows.nbytes) / max(len(self.scenario.flows), 1),
+            # what each flow costs, apart from what the traffic in flight does (``per_flow_nbytes``)
+            "bytes_per_flow": (state.per_flow_nbytes() + self.scenario.flows.nbytes) / max(len(self.scenario.flows), 1),
         }

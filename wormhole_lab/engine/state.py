@@ -38,6 +38,11 @@ class ResourceLimitError(RuntimeError):
     """A bounded buffer (packet pool, event queue) would exceed its hard limit."""
 
 
+# the tables with a row (or a few entries) per flow: its row, paths, dependants, place in the NIC's and the active
+# lists, and in Wormhole mode its partitioning rows (a partition id per flow is possible)
+PER_FLOW_TABLES = ("fl", "port_qps", "path_ports", "child_offset", "children", "active", "parts", "pm_flow", "pm_part")
+
+
 @dataclass
 class EngineState:
     """All arrays of one run; ``arrays()`` is the argument list of the kernels."""
@@ -151,6 +156,11 @@ class EngineState:
     def nbytes(self) -> int:
         """Memory held by the engine's tables."""
         return sum(a.nbytes for a in self.arrays())
+
+    def per_flow_nbytes(self) -> int:
+        """Memory of the tables sized by the flow count (``PER_FLOW_TABLES``); the rest (packet pool, event queue,
+        ports, the active flows' slots, telemetry) follows the topology and the traffic in flight."""
+        return sum(getattr(self, name).nbytes for name in PER_FLOW_TABLES)
 
     @property
     def outside_bytes(self) -> int:
