@@ -60,15 +60,13 @@ def _mark_if_fresh(fl, flows, left):
 
 class Looks(NamedTuple):
     """The partitions formed at one look (``WormholeController._looks``): the i-th one's flows are
-    ``flows[offsets[i] : offsets[i + 1]]``, ascending; per flow, its rate (bit/s) and unqueued bytes
-    (``FastForward.unqueued``); per partition, whether a member is down to its tail (``spent``: it is not looked
-    up) and the memo DB's entry it finds (-1: none), with its flows in the order the entry's positions index
-    (``ordered``, cut as ``flows``: ``PatternLookup.find_all``)."""
+    ``flows[offsets[i] : offsets[i + 1]]``, ascending; per flow, its rate (bit/s); per partition, whether a member
+    is down to its tail (``spent``: it is not looked up) and the memo DB's entry it finds (-1: none), with its
+    flows in the order the entry's positions index (``ordered``, cut as ``flows``: ``PatternLookup.find_all``)."""
 
     flows: np.ndarray
     offsets: np.ndarray
     rates: np.ndarray
-    start: np.ndarray
     spent: np.ndarray
     entries: np.ndarray
     ordered: np.ndarray
@@ -170,15 +168,13 @@ class WormholeController:
         flows, offsets = self.partitions.members_of(parts)
         rates = self.state.fl[flows, L.FL_RATE]
         labels = self.lookup.labels_of(flows, rates)
-        ascending = np.sort(flows)
-        start = self.ff.unqueued(ascending)[np.searchsorted(ascending, flows)]
         fl = self.state.fl
         left = np.minimum.reduceat(fl[flows, L.FL_SIZE] - fl[flows, L.FL_SND_NXT], offsets[:-1])
         spent = left < self.state.ci[L.CI_QUIET_TAIL]
         sorted_labels = labels.copy()
         sort_segments(sorted_labels, offsets)
         entries, ordered = self.lookup.find_all(flows, offsets, rates, labels, sorted_labels, np.flatnonzero(~spent))
-        return Looks(flows, offsets, rates, start, spent, entries, ordered)
+        return Looks(flows, offsets, rates, spent, entries, ordered)
 
     def _skip_back_touched(self, starts: np.ndarray, now: int) -> None:
         """Flows that start now on the ports of a partition being fast-forwarded skip it back to now (the kernel
@@ -206,6 +202,8 @@ class WormholeController:
             self.memo.lookups += int(looked.sum())
             self.memo.misses += int(missed.sum())
         if self.pending or missed.any():  # in order: a partition's watch clears the marks of the flows it had
+            # what a watch starts from, read only when one starts (a warm MoE-8x7B run misses at few of its stops)
+            start = self._unqueued(looks.flows) if missed.any() else None
             i = 0
             for part, now_formed in zip(alive.tolist(), formed.tolist(), strict=True):
                 # its watch ended with the change; one that formed while nobody looked is not watched anew (too
@@ -214,9 +212,14 @@ class WormholeController:
                 if now_formed:
                     if missed[i]:
                         a, b = looks.offsets[i], looks.offsets[i + 1]
-                        self._watch(part, now, looks.flows[a:b], looks.rates[a:b], looks.start[a:b])
+                        self._watch(part, now, looks.flows[a:b], looks.rates[a:b], start[a:b])
                     i += 1
         return np.flatnonzero(found)
+
+    def _unqueued(self, flows: np.ndarray) -> np.ndarray:
+        """``FastForward.unqueued`` of ``flows`` in any order (a flow's count reads only its own path's queues)."""
+        ascending = np.sort(flows)
+        return self.ff.unqueued(ascending)[np.searchsorted(ascending, flows)]
 
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its

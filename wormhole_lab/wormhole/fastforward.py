@@ -391,10 +391,13 @@ class FastForward:
     def _remember(self, parts: np.ndarray, flows, flow_offsets: np.ndarray, goodput, caps: np.ndarray) -> None:
         """The skips just taken of ``parts``, the k-th of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` at
         ``goodput`` and capped at ``caps[k]``, are what their next skips' caps start from (``_cap``)."""
-        first = self._history_flows.extend(flows)
-        self._history_goodput.extend(goodput)
-        rows = np.column_stack([caps, first + flow_offsets[:-1], first + flow_offsets[1:]])
-        self._history[parts] = self._history_log.extend(rows) + np.arange(len(parts))
+        columns = ((self._history_log, len(parts)), (self._history_flows, len(flows)),
+                   (self._history_goodput, len(flows)))  # fmt: skip
+        log, flow_col, goodput_col = (column.room(n) for column, n in columns)
+        _log_history(log, self._history_log.n, flow_col, goodput_col, self._history_flows.n, self._history, parts,
+                     flows, flow_offsets, goodput, caps)  # fmt: skip
+        for column, n in columns:
+            column.n += n
 
     def _cap(self, part: int, flows: np.ndarray, goodput: np.ndarray) -> int:
         """Longest skip allowed now. Flows that compete for a port can still drift slowly (a rate the window
@@ -669,3 +672,16 @@ class FastForward:
         """Per flow, ps taken from the memo DB."""
         self._add_booked()
         return self._memo_time
+
+
+@kernel
+def _log_history(log, row0, flow_col, goodput_col, flow0, history, parts, flows, flow_offsets, goodput, caps):
+    """``FastForward._remember`` into buffers with room: the log's rows (cap, first flow, end) from ``row0``, its
+    flows and goodputs from ``flow0``; ``history[part]`` is the partition's row."""
+    for j in range(len(flows)):
+        flow_col[flow0 + j] = flows[j]
+        goodput_col[flow0 + j] = goodput[j]
+    for k in range(len(parts)):
+        r = row0 + k
+        log[r, 0], log[r, 1], log[r, 2] = caps[k], flow0 + flow_offsets[k], flow0 + flow_offsets[k + 1]
+        history[parts[k]] = r

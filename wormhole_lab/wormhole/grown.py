@@ -14,13 +14,18 @@ class Grown:
     def extend(self, values: np.ndarray) -> int:
         """Append ``values``; returns where they begin."""
         n = len(values)
+        self.room(n)[self.n : self.n + n] = values
+        self.n += n
+        return self.n - n
+
+    def room(self, n: int) -> np.ndarray:
+        """The whole buffer, with room for ``n`` more after the first ``self.n``: a compiled writer fills them,
+        then adds ``n`` to ``self.n``."""
         if self.n + n > len(self._data):
             data = np.zeros((max(2 * len(self._data), self.n + n), *self._shape), dtype=self._data.dtype)
             data[: self.n] = self._data[: self.n]
             self._data = data
-        self._data[self.n : self.n + n] = values
-        self.n += n
-        return self.n - n
+        return self._data
 
     @property
     def values(self) -> np.ndarray:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wormhole_lab.engine.jit import kernel
 from wormhole_lab.wormhole.grown import Grown
 
 # the columns of a skip's row (each _HI right after its _LO: SkipLog._of reads them as a pair)
@@ -50,17 +51,15 @@ class SkipLog:
         up to ``memo_until[k]``, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (credited ``adv``, at
         ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, are in progress (``parts`` distinct). A
         partition's skip in progress is replaced by its new one."""
-        n = len(parts)
-        rows = np.empty((n, 8), dtype=np.int64)
-        rows[:, PART], rows[:, START], rows[:, END], rows[:, MEMO_UNTIL] = parts, starts, ends, memo_until
-        first = self._flows.extend(flows)
-        self._adv.extend(adv)
-        self._goodput.extend(goodput)
-        rows[:, FLOW_LO], rows[:, FLOW_HI] = first + flow_offsets[:-1], first + flow_offsets[1:]
-        first = self._ports.extend(ports)
-        rows[:, PORT_LO], rows[:, PORT_HI] = first + port_offsets[:-1], first + port_offsets[1:]
-        self.n_active += int((self.active_of[parts] < 0).sum())
-        self.active_of[parts] = self._rows.extend(rows) + np.arange(n)
+        columns = ((self._rows, len(parts)), (self._flows, len(flows)), (self._adv, len(flows)),
+                   (self._goodput, len(flows)), (self._ports, len(ports)))  # fmt: skip
+        rows, flow_col, adv_col, goodput_col, port_col = (column.room(n) for column, n in columns)
+        self.n_active += _append(
+            rows, self._rows.n, flow_col, adv_col, goodput_col, self._flows.n, port_col, self._ports.n,
+            self.active_of, parts, starts, ends, memo_until, flows, flow_offsets, adv, goodput, ports, port_offsets,
+        )  # fmt: skip
+        for column, n in columns:
+            column.n += n
 
     def row(self, i: int) -> np.ndarray:
         """Skip ``i``'s row (a view: valid until the next append)."""
@@ -116,3 +115,27 @@ class SkipLog:
         """The skips in progress, by partition."""
         parts = np.flatnonzero(self.active_of >= 0)
         return {int(p): self.skip(int(i)) for p, i in zip(parts, self.active_of[parts], strict=True)}
+
+
+@kernel
+def _append(rows, row0, flow_col, adv_col, goodput_col, flow0, port_col, port0, active_of, parts, starts, ends,
+            memo_until, flows, flow_offsets, adv, goodput, ports, port_offsets):  # fmt: skip
+    """``SkipLog.append`` into buffers with room, the log's rows from ``row0``, its flow columns from ``flow0`` and
+    its ports from ``port0``; returns how many of ``parts`` had no skip in progress (a memo hit cost ~25 us of
+    NumPy calls here)."""
+    for j in range(len(flows)):
+        flow_col[flow0 + j] = flows[j]
+        adv_col[flow0 + j] = adv[j]
+        goodput_col[flow0 + j] = goodput[j]
+    for j in range(len(ports)):
+        port_col[port0 + j] = ports[j]
+    fresh = 0
+    for k in range(len(parts)):
+        r = row0 + k
+        rows[r, PART], rows[r, START], rows[r, END], rows[r, MEMO_UNTIL] = parts[k], starts[k], ends[k], memo_until[k]
+        rows[r, FLOW_LO], rows[r, FLOW_HI] = flow0 + flow_offsets[k], flow0 + flow_offsets[k + 1]
+        rows[r, PORT_LO], rows[r, PORT_HI] = port0 + port_offsets[k], port0 + port_offsets[k + 1]
+        if active_of[parts[k]] < 0:
+            fresh += 1
+        active_of[parts[k]] = r
+    return fresh
