@@ -391,13 +391,9 @@ class FastForward:
     def _remember(self, parts: np.ndarray, flows, flow_offsets: np.ndarray, goodput, caps: np.ndarray) -> None:
         """The skips just taken of ``parts``, the k-th of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` at
         ``goodput`` and capped at ``caps[k]``, are what their next skips' caps start from (``_cap``)."""
-        columns = ((self._history_log, len(parts)), (self._history_flows, len(flows)),
-                   (self._history_goodput, len(flows)))  # fmt: skip
-        log, flow_col, goodput_col = (column.room(n) for column, n in columns)
-        _log_history(log, self._history_log.n, flow_col, goodput_col, self._history_flows.n, self._history, parts,
-                     flows, flow_offsets, goodput, caps)  # fmt: skip
-        for column, n in columns:
-            column.n += n
+        (log, row0), (flow_col, flow0) = self._history_log.claim(len(parts)), self._history_flows.claim(len(flows))
+        goodput_col, _ = self._history_goodput.claim(len(flows))
+        _log_history(log, row0, flow_col, goodput_col, flow0, self._history, parts, flows, flow_offsets, goodput, caps)
 
     def _cap(self, part: int, flows: np.ndarray, goodput: np.ndarray) -> int:
         """Longest skip allowed now. Flows that compete for a port can still drift slowly (a rate the window

@@ -13,19 +13,19 @@ class Grown:
 
     def extend(self, values: np.ndarray) -> int:
         """Append ``values``; returns where they begin."""
-        n = len(values)
-        self.room(n)[self.n : self.n + n] = values
-        self.n += n
-        return self.n - n
+        data, first = self.claim(len(values))
+        data[first : first + len(values)] = values
+        return first
 
-    def room(self, n: int) -> np.ndarray:
-        """The whole buffer, with room for ``n`` more after the first ``self.n``: a compiled writer fills them,
-        then adds ``n`` to ``self.n``."""
+    def claim(self, n: int) -> tuple[np.ndarray, int]:
+        """Count ``n`` more entries, for the caller to write at once: the whole buffer (valid until the next claim)
+        and where they begin (a compiled writer fills several logs in one call)."""
         if self.n + n > len(self._data):
             data = np.zeros((max(2 * len(self._data), self.n + n), *self._shape), dtype=self._data.dtype)
             data[: self.n] = self._data[: self.n]
             self._data = data
-        return self._data
+        self.n += n
+        return self._data, self.n - n
 
     @property
     def values(self) -> np.ndarray:

@@ -51,15 +51,16 @@ class SkipLog:
         up to ``memo_until[k]``, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (credited ``adv``, at
         ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, are in progress (``parts`` distinct). A
         partition's skip in progress is replaced by its new one."""
-        columns = ((self._rows, len(parts)), (self._flows, len(flows)), (self._adv, len(flows)),
-                   (self._goodput, len(flows)), (self._ports, len(ports)))  # fmt: skip
-        rows, flow_col, adv_col, goodput_col, port_col = (column.room(n) for column, n in columns)
+        (rows, row0), (flow_col, flow0), (port_col, port0) = (
+            self._rows.claim(len(parts)),
+            self._flows.claim(len(flows)),
+            self._ports.claim(len(ports)),
+        )
+        (adv_col, _), (goodput_col, _) = self._adv.claim(len(flows)), self._goodput.claim(len(flows))
         self.n_active += _append(
-            rows, self._rows.n, flow_col, adv_col, goodput_col, self._flows.n, port_col, self._ports.n,
+            rows, row0, flow_col, adv_col, goodput_col, flow0, port_col, port0,
             self.active_of, parts, starts, ends, memo_until, flows, flow_offsets, adv, goodput, ports, port_offsets,
         )  # fmt: skip
-        for column, n in columns:
-            column.n += n
 
     def row(self, i: int) -> np.ndarray:
         """Skip ``i``'s row (a view: valid until the next append)."""
