@@ -22,6 +22,7 @@ import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -69,6 +70,22 @@ def _emit(builder: FlowBuilder, src: int, dst: int, size: int, deps: Iterable[_N
     return _Node((builder.add(src, dst, size, deps=ids, gap_ps=carry, phase=phase),), 0)
 
 
+def _chained(starts: list[tuple[int, ...]], flow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(count per flow, ids one after another) of the deps of flows ``flow`` [sender, row, piece], in that order: a
+    row's first piece waits for its sender's ``starts``, each later piece for the one before. One gather from the
+    senders' ids and the flows' predecessors."""
+    lengths = np.fromiter(map(len, starts), dtype=np.int64, count=len(starts))
+    own = np.fromiter(chain.from_iterable(starts), dtype=np.int64, count=int(lengths.sum()))
+    counts = np.ones(flow.shape, dtype=np.int64)
+    counts[:, :, 0] = lengths[:, None]
+    begin = len(own) + np.arange(flow.size).reshape(flow.shape)  # a later piece: its own predecessor's row
+    begin[:, :, 0] = (np.cumsum(lengths) - lengths)[:, None]
+    counts, begin = counts.ravel(), begin.ravel()
+    before = np.cumsum(counts) - counts
+    source = np.concatenate([own, flow.ravel() - 1])
+    return counts, source[np.repeat(begin - before, counts) + np.arange(int(counts.sum()))]
+
+
 def _whole(value) -> int | None:
     """``value`` as an int if it is a whole number (int, numpy int or integral float), else None."""
     if isinstance(value, bool):
@@ -101,8 +118,9 @@ def _check(fn: str, ranks, size, chunk_bytes) -> tuple[list[int], int, int | Non
 def _starts(ranks, after, gap_ps) -> dict[int, _Node]:
     after = after or {}
     out = {}
+    per_rank = isinstance(gap_ps, Mapping)
     for r in ranks:
-        gap = gap_ps.get(r, 0) if isinstance(gap_ps, Mapping) else gap_ps
+        gap = gap_ps.get(r, 0) if per_rank else gap_ps
         if gap < 0:
             raise InputError(f"gap_ps[{r}]", f"compute gap {gap} ps is negative", "use 0 or more")
         out[r] = _Node(tuple(dict.fromkeys(map(int, after.get(r, ())))), int(gap))  # ids distinct, as _emit's
@@ -166,20 +184,17 @@ def _ring_of_flows(builder, ranks, chunks, m, start, phase, steps) -> Done:
     receiver = np.repeat(np.tile(np.roll(np.asarray(ranks, dtype=np.int64), -1), n_steps), m)
     first = len(builder)
     flow = first + np.arange(n_steps * n * m).reshape(n_steps, n, m)
-    deps, gap = [], np.zeros(n_steps * n * m, dtype=np.int64)
-    for i, r in enumerate(ranks):
-        deps.append(start[r].ids)
-        gap[i * m] = start[r].carry
-        deps.extend((f - 1,) for f in flow[0, i, 1:].tolist())
+    gap = np.zeros(n_steps * n * m, dtype=np.int64)
+    gap[: n * m : m] = [start[r].carry for r in ranks]
+    first_counts, first_ids = _chained([start[r].ids for r in ranks], flow[0].reshape(n, 1, m))
     # a later step's piece waits for the same piece of the step before, sent by this rank and by the one before
     # it (the data it forwards), and but for the first piece, for this rank's previous piece
     same, left, before = flow[:-1].ravel(), np.roll(flow[:-1], 1, axis=1).ravel(), flow[1:].ravel() - 1
-    piece = (np.arange(len(same)) % m).tolist()
-    deps.extend(
-        (x, y, z) if j else (x, y)
-        for x, y, z, j in zip(same.tolist(), left.tolist(), before.tolist(), piece, strict=True)
-    )
-    builder.add_many(sender, receiver, size, deps, gap, phase)
+    has_before = np.arange(len(same)) % m > 0
+    keep = np.column_stack([np.ones((len(same), 2), dtype=np.bool_), has_before])
+    later_ids = np.column_stack([same, left, before])[keep]  # row by row: each flow's deps in turn
+    counts, ids = np.concatenate([first_counts, 2 + has_before]), np.concatenate([first_ids, later_ids])
+    builder.add_many(sender, receiver, size, counts, ids, gap, phase)
     last, before_last = flow[-1, :, -1], np.roll(flow[-1, :, -1], 1)
     return {r: (int(last[i]), int(before_last[i])) for i, r in enumerate(ranks)}
 
@@ -316,17 +331,9 @@ def _alltoall_of_flows(builder, groups, shares, m, start, phase) -> Done:
     senders = rank.ravel().tolist()
     gap = np.zeros(flow.size, dtype=np.int64)
     gap[::m] = np.repeat([start[r].carry for r in senders], n - 1)
-    deps = []
-    if m == 1:
-        for r in senders:
-            deps.extend([start[r].ids] * (n - 1))
-    else:
-        for r, rows in zip(senders, flow.reshape(n_groups * n, n - 1, m).tolist(), strict=True):
-            for row in rows:
-                deps.append(start[r].ids)
-                deps.extend((f - 1,) for f in row[1:])
+    counts, ids = _chained([start[r].ids for r in senders], flow.reshape(n_groups * n, n - 1, m))
     builder.add_many(np.repeat(rank.ravel(), (n - 1) * m), np.repeat(rank[:, peer].ravel(), m),
-                     np.tile(pieces[peer].ravel(), n_groups), deps, gap, phase)  # fmt: skip
+                     np.tile(pieces[peer].ravel(), n_groups), counts, ids, gap, phase)  # fmt: skip
     last = flow[..., -1]  # [g, i, d - 1]
     # as the piece-by-piece loop appends them: receives from senders before the rank, its own sends, the rest
     received = last[:, index[:, None], (index[None, :] - index[:, None]) % n - 1].transpose(0, 2, 1).tolist()
