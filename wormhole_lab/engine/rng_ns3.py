@@ -18,6 +18,8 @@ is the first output of the current stream, then one 3x3 modular matrix-vector pr
 the precomputed jump matrix ``A**(2**127)`` moves the state to the next stream.
 """
 
+import functools
+
 import numpy as np
 
 from wormhole_lab.engine.jit import kernel
@@ -70,10 +72,24 @@ def _mat_vec(a, v, m):
     return [sum(a[i][k] * v[k] for k in range(3)) % m for i in range(3)]
 
 
+@functools.cache
+def _jump_matrix(a, log2: int, m: int):
+    """a ** (2 ** log2) mod m: 127 squarings in exact integers, made once per process."""
+    return _mat_pow(a, 2**log2, m)
+
+
+def _advance(a, m: int, stream: int, run: int):
+    """a ** (stream * 2**127 + run * 2**76) mod m, as the product of the two jumps' powers (powers of one matrix
+    commute): a few products of the cached jump matrices instead of ~130 squarings (12 ms of each run's set-up)."""
+    streams = _mat_pow(_jump_matrix(a, STREAM_JUMP_LOG2, m), stream, m)
+    return _mat_mul(streams, _mat_pow(_jump_matrix(a, RUN_JUMP_LOG2, m), run, m), m)
+
+
 def stream_state(seed: int, stream: int, run: int = 1) -> list[int]:
     """The six components RngStream(seed, stream, run) starts from."""
-    steps = stream * 2**STREAM_JUMP_LOG2 + run * 2**RUN_JUMP_LOG2
-    return _mat_vec(_mat_pow(A1, steps, M1), [seed] * 3, M1) + _mat_vec(_mat_pow(A2, steps, M2), [seed] * 3, M2)
+    return _mat_vec(_advance(A1, M1, stream, run), [seed] * 3, M1) + _mat_vec(
+        _advance(A2, M2, stream, run), [seed] * 3, M2
+    )
 
 
 def check_seed(seed: int) -> bool:
@@ -88,9 +104,8 @@ def ns3_state(seed: int, first_stream: int, run: int = 1) -> np.ndarray:
     rng = np.zeros(NS3_STATE_LEN, dtype=np.uint64)
     rng[R_STREAM] = first_stream
     rng[R_STATE : R_STATE + 6] = stream_state(seed, first_stream, run)
-    jump = 2**STREAM_JUMP_LOG2
-    rng[R_JUMP1 : R_JUMP1 + 9] = [x for row in _mat_pow(A1, jump, M1) for x in row]
-    rng[R_JUMP2 : R_JUMP2 + 9] = [x for row in _mat_pow(A2, jump, M2) for x in row]
+    rng[R_JUMP1 : R_JUMP1 + 9] = [x for row in _jump_matrix(A1, STREAM_JUMP_LOG2, M1) for x in row]
+    rng[R_JUMP2 : R_JUMP2 + 9] = [x for row in _jump_matrix(A2, STREAM_JUMP_LOG2, M2) for x in row]
     return rng
 
 
