@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from wormhole_lab.workload.flows import FlowBuilder, assign_sports
+from wormhole_lab.workload.flows import FlowBuilder, assign_sports, make_flows
 
 
 def test_sports_count_each_pairs_flows_in_table_order():
@@ -24,3 +24,22 @@ def test_builder_keeps_dependencies_and_gaps():
     t = b.build()
     assert t.deps(1).tolist() == [first] and t.deps(0).tolist() == [] and t.gap_ps.tolist() == [0, 7]
     assert t.sport.tolist() == [10000, 10000] and t.phase.tolist() == ["", "dp"]
+
+
+def test_flows_added_one_at_a_time_and_as_arrays_keep_their_order():
+    """``add`` and ``add_many`` interleaved give the table ``make_flows`` gives for the same flows in that order."""
+    b = FlowBuilder()
+    assert len(b.build()) == 0
+    b.add(0, 1, 100)
+    first = b.add_many([1, 2], [2, 3], [200, 300], [1, 2], [0, 0, 1], [5, 6], "ep")
+    b.add(3, 0, 400, deps=(first, first + 1), phase="pp", start_ps=9)
+    b.add_many([4], [5], [500], [0], [], [0], "dp")
+    table = b.build(tail_ps=3)
+    expected = make_flows(
+        [0, 1, 2, 3, 4], [1, 2, 3, 0, 5], [100, 200, 300, 400, 500], [0, 0, 0, 9, 0],
+        deps=[(), (0,), (0, 1), (1, 2), ()], gap_ps=[0, 5, 6, 0, 0], phase=["", "ep", "ep", "pp", "dp"], tail_ps=3,
+    )  # fmt: skip
+    assert first == 1 and len(b) == 5
+    for column in ("src", "dst", "size", "start_ps", "pg", "dport", "sport", "dep_offset", "dep_ids", "gap_ps"):
+        assert getattr(table, column).tolist() == getattr(expected, column).tolist(), column
+    assert table.phase.tolist() == expected.phase.tolist() and table.tail_ps == 3
