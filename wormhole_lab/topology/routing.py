@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wormhole_lab.arrays import concat_ranges
 from wormhole_lab.errors import InputError
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.validate import check_topology
@@ -218,7 +219,7 @@ class Routes:
         dist[dst], qpos[dst] = 0, 0
         queued, frontier, d = 1, np.array([dst], dtype=np.int64), 0
         while frontier.size:
-            e = _ranges(self._ptr[frontier], self._ptr[frontier + 1] - self._ptr[frontier])
+            e = concat_ranges(self._ptr[frontier], self._ptr[frontier + 1] - self._ptr[frontier])
             e = e[dist[ev[e]] < 0]
             if e.size == 0:
                 break
@@ -456,13 +457,6 @@ def _groups(keys: np.ndarray, distinct: np.ndarray) -> list[np.ndarray]:
     not one pass over ``keys`` per value (a million flows to 1024 hosts took 10 s that way)."""
     order = np.argsort(keys, kind="stable")
     return np.split(order, np.searchsorted(keys[order], distinct[1:]))
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(s, s + c) for each (s, c), without a Python loop."""
-    total = int(counts.sum())
-    before = np.cumsum(counts) - counts
-    return np.repeat(starts - before, counts) + np.arange(total)
 
 
 def _rtt(pair: np.ndarray) -> np.ndarray:

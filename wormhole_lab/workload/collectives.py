@@ -26,6 +26,7 @@ from itertools import chain
 
 import numpy as np
 
+from wormhole_lab.arrays import concat_ranges
 from wormhole_lab.errors import InputError
 from wormhole_lab.workload.flows import FlowBuilder
 
@@ -80,10 +81,8 @@ def _chained(starts: list[tuple[int, ...]], flow: np.ndarray) -> tuple[np.ndarra
     counts[:, :, 0] = lengths[:, None]
     begin = len(own) + np.arange(flow.size).reshape(flow.shape)  # a later piece: its own predecessor's row
     begin[:, :, 0] = (np.cumsum(lengths) - lengths)[:, None]
-    counts, begin = counts.ravel(), begin.ravel()
-    before = np.cumsum(counts) - counts
-    source = np.concatenate([own, flow.ravel() - 1])
-    return counts, source[np.repeat(begin - before, counts) + np.arange(int(counts.sum()))]
+    counts = counts.ravel()
+    return counts, np.concatenate([own, flow.ravel() - 1])[concat_ranges(begin.ravel(), counts)]
 
 
 def _whole(value) -> int | None:

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from wormhole_lab.arrays import concat_ranges
 from wormhole_lab.errors import InputError
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.workload.flows import FlowTable
@@ -113,12 +114,9 @@ def _unorderable(first: np.ndarray, children: np.ndarray, parents: np.ndarray) -
     ready = np.flatnonzero(waiting == 0)
     while ready.size:
         counts = first[ready + 1] - first[ready]
-        total = int(counts.sum())
-        if not total:
+        if not counts.any():
             break
-        # positions first[r] .. first[r + 1] - 1 of every ready node r, concatenated
-        starts = np.repeat(first[ready] - np.cumsum(counts) + counts, counts)
-        hit, times = np.unique(children[starts + np.arange(total)], return_counts=True)
+        hit, times = np.unique(children[concat_ranges(first[ready], counts)], return_counts=True)
         waiting[hit] -= times
         ready = hit[waiting[hit] == 0]
     return np.flatnonzero(waiting > 0)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wormhole_lab.arrays import concat_ranges
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.wormhole.grown import Grown
 
@@ -94,7 +95,7 @@ class SkipLog:
         """The flows of skips ``ids``, one skip after another, their credits, and how many each skip has."""
         rows = self._rows.values[ids]
         sizes = rows[:, FLOW_HI] - rows[:, FLOW_LO]
-        at = np.repeat(rows[:, FLOW_LO] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        at = concat_ranges(rows[:, FLOW_LO], sizes)
         return self._flows.values[at], self._adv.values[at], sizes
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
