@@ -80,7 +80,11 @@ def assign_sports(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return sport
 
 
-def make_flows(src, dst, size, start_ps, pg=3, dport=100, deps=None, gap_ps=0, phase="", tail_ps=0) -> FlowTable:
+PG = 3  # the priority group of every shipped flow file
+DPORT = 100  # the reference's destination port
+
+
+def make_flows(src, dst, size, start_ps, pg=PG, dport=DPORT, deps=None, gap_ps=0, phase="", tail_ps=0) -> FlowTable:
     """Build a FlowTable from array-likes; pg, dport, gap_ps and phase broadcast. ``deps`` is a list (one
     entry per flow) of the flow ids it waits for. Validation lives in ``workload.validate``."""
     n = len(src)
@@ -88,10 +92,13 @@ def make_flows(src, dst, size, start_ps, pg=3, dport=100, deps=None, gap_ps=0, p
     if len(dep_lists) != n:
         raise ValueError(f"deps has {len(dep_lists)} entries for {n} flows")
     counts, dep_ids = _dep_arrays(dep_lists)
-    columns = (np.broadcast_to(np.asarray(a, dtype=np.int64), (n,)).copy() for a in (start_ps, pg, dport, gap_ps))
-    start_ps, pg, dport, gap_ps = columns  # copies: the table does not share the caller's arrays
-    phase = np.broadcast_to(np.asarray(phase, dtype="<U8"), (n,)).copy()
-    return _table(src, dst, size, start_ps, pg, dport, counts, dep_ids, gap_ps, phase, tail_ps)
+    start_ps, pg, dport, gap_ps = (_column(a, n, np.int64) for a in (start_ps, pg, dport, gap_ps))
+    return _table(src, dst, size, start_ps, pg, dport, counts, dep_ids, gap_ps, _column(phase, n, "<U8"), tail_ps)
+
+
+def _column(value, n: int, dtype) -> np.ndarray:
+    """``value`` (one per flow, or one for all) as a column of its own: the table does not share the caller's array."""
+    return np.broadcast_to(np.asarray(value, dtype=dtype), (n,)).copy()
 
 
 def _dep_arrays(dep_lists) -> tuple[np.ndarray, np.ndarray]:
@@ -171,4 +178,4 @@ class FlowBuilder:
             np.concatenate(column) for column in zip(*(self._blocks or [empty]), strict=True)
         )
         n = len(src)
-        return _table(src, dst, size, start, np.full(n, 3), np.full(n, 100), counts, ids, gap, phase, tail_ps)
+        return _table(src, dst, size, start, np.full(n, PG), np.full(n, DPORT), counts, ids, gap, phase, tail_ps)
