@@ -36,6 +36,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "wormhole_shapes"
 MS = 10**9  # ps
 CCAS = {"hpcc": "hp", "dcqcn": "dcqcn"}
 STOP_PS = 10**12  # 1 s, far past the last completion (about 22 ms)
+WAVES = 6  # waves in `waves`, 4 ms apart
+INCAST_BYTES = 2_000_000  # each incast flow of a wave (its rings' flows carry 8 MB)
 
 
 def repeated(src, dst, size, n: int, every_ps: int):
@@ -57,8 +59,8 @@ def waves():
     senders = [tor * hosts_per_tor + h for tor in (16, 17, 18) for h in (1, 2)]
     src += senders
     dst += [receiver] * 6
-    size += [2_000_000] * 6
-    return repeated(src, dst, size, 6, 4 * MS)
+    size += [INCAST_BYTES] * 6
+    return repeated(src, dst, size, WAVES, 4 * MS)
 
 
 def rail_steps():
