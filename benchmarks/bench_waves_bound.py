@@ -73,7 +73,8 @@ def measure(cca: str, repeat: int, memo: Path) -> None:
     err = replay_error(scenario, whole)
     print(
         f"{cca:<6} packet {np.median(times['whole']):6.3f} s, incasts alone {np.median(times['incasts']):6.3f} s "
-        f"({events[1]:,} of {events[0]:,} events): bound {np.median(bound):5.2f}x ({bound.min():.2f}-{bound.max():.2f}); "
+        f"({events[1]:,} of {events[0]:,} events): "
+        f"bound {np.median(bound):5.2f}x ({bound.min():.2f}-{bound.max():.2f}); "
         f"warm Wormhole {np.median(times['wormhole']):6.3f} s = {np.median(speedup):5.2f}x "
         f"({speedup.min():.2f}-{speedup.max():.2f})",
         flush=True,
