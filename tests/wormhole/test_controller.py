@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import state as state_module
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import EngineState
 from wormhole_lab.simulation import Scenario, Simulation, compile_wormhole, prepare
@@ -119,6 +120,25 @@ def test_compiled_partitions_give_the_fcts_of_the_python_bookkeeping(case, tmp_p
     np.testing.assert_array_equal(ds["fct"].values, expected)
 
 
+@pytest.mark.parametrize("case", ["busy", "busy_memo"])
+def test_partition_ids_grown_from_one_row_give_the_run_of_a_row_per_flow(case, tmp_path, monkeypatch):
+    """The tables indexed by partition id start small and grow as flows are placed (``Partitions``): the same
+    FCTs, skips, skip-backs and memo hits as with a row per flow, through merges, splits and skips."""
+    runs, rows = [], []
+    for ids in (10**9, 1):
+        monkeypatch.setattr(state_module, "INITIAL_PARTITION_IDS", ids)
+        memo = str(tmp_path / f"{ids}.sqlite") if "memo" in case else None
+        simulation = Simulation(busy_flows(memo), mode="wormhole")
+        runs.append(simulation.run())
+        rows.append(len(simulation._state.parts))
+    by_flow, grown = runs
+    assert rows[0] == len(by_flow.flow) + 1 and 2 < rows[1] < rows[0]
+    assert grown.attrs["skips"] > 0 and grown.attrs["skip_backs"] > 0
+    for key in ("events_executed", "skips", "skip_backs", "memo_hits", "memo_lookups"):
+        assert grown.attrs.get(key) == by_flow.attrs.get(key), key
+    np.testing.assert_array_equal(grown["fct"].values, by_flow["fct"].values)
+
+
 def test_set_up_of_a_hundred_thousand_flows_holds_little_beyond_the_engine_tables():
     """An MoE iteration of ~125,000 flows and ~700,000 dependencies, checked, routed, built and handed to the
     controller: the peak holds the engine's tables and little else. Per-flow Python objects (a port set, path
@@ -140,11 +160,12 @@ def test_set_up_of_a_hundred_thousand_flows_holds_little_beyond_the_engine_table
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    # the engine's own tables per flow (629 B measured): the 44 columns of a flow's row, its dependency edges, its
-    # partition row and the partitioning layer's member lists (5 + 4 columns, which the kernel's flow log reads);
-    # the CCA's state, HPCC's hops, the steady test's rings, sums and cycle marks (~1.8 kB) are held per slot of
-    # an active flow; a CCA column moved back into the row (8 B per flow) breaks the bound
-    assert state.nbytes() / len(flows) < 636
+    # the engine's own tables per flow (526 B measured): the 44 columns of a flow's row, its dependency edges and
+    # its link in its partition's member list (5 columns, which the kernel's flow log reads); the CCA's state,
+    # HPCC's hops, the steady test's rings, sums and cycle marks (~1.8 kB) are held per slot of an active flow, the
+    # rows per partition id per partition alive; a CCA column moved back into the row (8 B per flow) breaks the
+    # bound, and so would a partition row per flow again (9 + 4 columns)
+    assert state.nbytes() / len(flows) < 532
     assert peak < 1.15 * state.nbytes() + 30 * 2**20, f"{peak / len(flows):.0f} B per flow at the peak"
 
 

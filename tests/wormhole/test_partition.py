@@ -4,13 +4,15 @@ engine's flows and ports, merges into the largest partition and splits where a l
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.wormhole.partition import COMPLETION, PASSED_COMPLETION, PASSED_START, START, Partitions
 
 
-def fake_state(data_ports, ack_ports, n_ports):
-    """The columns of an engine state the bookkeeping reads: each flow's data and ACK ports in one path table."""
+def fake_state(data_ports, ack_ports, n_ports, ids=None):
+    """The columns of an engine state the bookkeeping reads: each flow's data and ACK ports in one path table, and
+    rows for ``ids`` partition ids (default: one per flow) plus the bucket of unplaced flows."""
     n = len(data_ports)
     fl = np.zeros((n, L.FL_N), dtype=np.int64)
     table, at = [], 0
@@ -22,7 +24,7 @@ def fake_state(data_ports, ack_ports, n_ports):
     pt = np.zeros((n_ports, L.PT_N), dtype=np.int64)
     pt[:, L.PT_PART] = -1
     fl[:, L.FL_PART] = -1
-    parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
+    parts = np.zeros((n + 1 if ids is None else ids + 1, L.PA_N), dtype=np.int64)
     return SimpleNamespace(fl=fl, pt=pt, parts=parts, path_ports=np.array(table, dtype=np.int64))
 
 
@@ -44,18 +46,11 @@ def components(active, ports_of):
     return out
 
 
-def test_batches_of_random_starts_and_completions_give_the_exact_partitions():
-    rng = np.random.default_rng(3)
-    n_flows, n_ports = 150, 70
-    data = [rng.choice(n_ports, size=rng.integers(1, 4), replace=False).tolist() for _ in range(n_flows)]
-    ack = [
-        [p for p in rng.choice(n_ports, size=rng.integers(0, 3), replace=False).tolist() if p not in d] for d in data
-    ]
-    ports_of = [set(d) | set(a) for d, a in zip(data, ack, strict=True)]
-    state = fake_state(data, ack, n_ports)
-    parts = Partitions(state)
+def random_batches(rng, n_flows: int, n_batches: int = 40):
+    """Batches of flow events, and the active flows after each: random starts and completions, plus a flow that
+    starts and completes within the batch."""
     active, t = set(), 0
-    for _ in range(40):
+    for _ in range(n_batches):
         rows = []
         for f in rng.choice(n_flows, size=rng.integers(1, 12), replace=False).tolist():
             t += 1
@@ -63,10 +58,36 @@ def test_batches_of_random_starts_and_completions_give_the_exact_partitions():
             (active.discard if f in active else active.add)(f)
         newcomer = next(f for f in range(n_flows) if f not in active)  # started and completed within the batch
         rows[len(rows) // 2 : len(rows) // 2] = [(newcomer, t, PASSED_START), (newcomer, t, PASSED_COMPLETION)]
-        state.fl[[f for f, _, kind in rows if kind in (START, PASSED_START)], L.FL_STATE] = L.FS_ACTIVE
+        yield rows, active
+
+
+def random_paths(rng, n_flows: int, n_ports: int):
+    data = [rng.choice(n_ports, size=rng.integers(1, 4), replace=False).tolist() for _ in range(n_flows)]
+    ack = [
+        [p for p in rng.choice(n_ports, size=rng.integers(0, 3), replace=False).tolist() if p not in d] for d in data
+    ]
+    return data, ack
+
+
+def place(state, parts, rows):
+    state.fl[[f for f, _, kind in rows if kind in (START, PASSED_START)], L.FL_STATE] = L.FS_ACTIVE
+    touched, counts = parts.place(np.array(rows))
+    state.fl[[f for f, _, kind in rows if kind in (COMPLETION, PASSED_COMPLETION)], L.FL_STATE] = L.FS_DONE
+    return touched, counts
+
+
+@pytest.mark.parametrize("ids", [None, 1])
+def test_batches_of_random_starts_and_completions_give_the_exact_partitions(ids):
+    """With a row per flow for partition ids, or one row that doubles as more ids are needed."""
+    rng = np.random.default_rng(3)
+    n_flows, n_ports = 150, 70
+    data, ack = random_paths(rng, n_flows, n_ports)
+    ports_of = [set(d) | set(a) for d, a in zip(data, ack, strict=True)]
+    state = fake_state(data, ack, n_ports, ids)
+    parts = Partitions(state)
+    for rows, active in random_batches(rng, n_flows):
         before = state.parts[:, L.PA_CHANGED_AT].copy()
-        touched, counts = parts.place(np.array(rows))
-        state.fl[[f for f, _, kind in rows if kind in (COMPLETION, PASSED_COMPLETION)], L.FL_STATE] = L.FS_DONE
+        touched, counts = place(state, parts, rows)
         expected = components(active, ports_of)
         assert canonical(parts.flows.values()) == canonical(expected) == canonical(parts.recompute())
         assert counts[-1] == len(parts) == len(expected)
@@ -79,6 +100,24 @@ def test_batches_of_random_starts_and_completions_give_the_exact_partitions():
         used = set().union(*(ports_of[f] for f in active)) if active else set()
         assert (state.pt[[p for p in range(n_ports) if p not in used], L.PT_PART] == -1).all()
         assert (state.fl[[f for f in range(n_flows) if f not in active], L.FL_PART] == -1).all()
+
+
+def test_partition_ids_grown_as_needed_are_those_of_a_row_per_flow():
+    """The tables indexed by partition id start with one row and grow when a batch might need more ids: each flow
+    gets the id it gets with a row per flow, and the tables stay near the partitions alive at once."""
+    rng = np.random.default_rng(7)
+    n_flows, n_ports = 400, 300
+    data, ack = random_paths(rng, n_flows, n_ports)
+    full, small = fake_state(data, ack, n_ports), fake_state(data, ack, n_ports, ids=1)
+    by_flow, grown = Partitions(full), Partitions(small)
+    most = 0
+    for rows, active in random_batches(rng, n_flows, 60):
+        place(full, by_flow, rows)
+        place(small, grown, rows)
+        np.testing.assert_array_equal(small.fl[:, L.FL_PART], full.fl[:, L.FL_PART])
+        np.testing.assert_array_equal(small.pt[:, L.PT_PART], full.pt[:, L.PT_PART])
+        most = max(most, len(active))
+    assert len(small.parts) - 1 <= 2 * (most + 12) < n_flows
 
 
 def test_merge_keeps_the_larger_id_and_split_gives_new_ids():

@@ -28,6 +28,7 @@ PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports a
 INITIAL_PACKETS = 4096  # the tables start small and double on demand
 INITIAL_SPARE_EVENTS = 4096
 INITIAL_SLOTS = 1024  # rows of wide state for active flows, doubled when a start finds none free
+INITIAL_PARTITION_IDS = 1024  # rows of parts (but the bucket's), grown by the partitioning layer as it needs ids
 INITIAL_PFC_ROWS = 1024
 FLOW_LOG_ROWS = 16384  # a full flow log makes the kernel return, so this bounds the batch, not the run
 MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with a clear error
@@ -39,8 +40,9 @@ class ResourceLimitError(RuntimeError):
 
 
 # the tables with a row (or a few entries) per flow: its row, paths, dependants, place in the NIC's and the active
-# lists, and in Wormhole mode its partitioning rows (a partition id per flow is possible)
-PER_FLOW_TABLES = ("fl", "port_qps", "path_ports", "child_offset", "children", "active", "parts", "pm_flow", "pm_part")
+# lists, and in Wormhole mode its link in its partition's member list (the rows per partition id follow the
+# partitions alive at once: INITIAL_PARTITION_IDS)
+PER_FLOW_TABLES = ("fl", "port_qps", "path_ports", "child_offset", "children", "active", "pm_flow")
 
 
 @dataclass
@@ -70,7 +72,7 @@ class EngineState:
     child_offset: np.ndarray  # flows that wait for flow f: children[child_offset[f]:child_offset[f + 1]]
     children: np.ndarray
     active: np.ndarray  # ids of the active flows, first g[G_N_ACTIVE] entries
-    parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions
+    parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions; last row the bucket
     rate_ring: np.ndarray  # [slot, l] recent sending rates for the steady-state test
     seq_ring: np.ndarray  # [slot, l, 2] bytes acknowledged and bytes sent at the same samples
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
@@ -122,10 +124,10 @@ class EngineState:
         and the flow log a partitioning layer reads. The run returns at the start or completion of a flow in
         ``eager`` (a boolean per flow); otherwise only when the log is full, a start touches a skipped
         partition, or a partition is steady."""
-        n = self.fl.shape[0]
+        ids = min(self.fl.shape[0], INITIAL_PARTITION_IDS)
         slots = self.fw.shape[0]
-        self.parts = np.zeros((n + 1, L.PA_N), dtype=np.int64)
-        self.parts[n, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
+        self.parts = np.zeros((ids + 1, L.PA_N), dtype=np.int64)
+        self.parts[ids, L.PA_CHANGED_AT] = np.iinfo(np.int64).max  # the bucket of unplaced flows is never steady
         self.flow_log = np.zeros((FLOW_LOG_ROWS, L.FLOG_N), dtype=np.int64)
         self.fl[:, L.FL_EAGER] = np.asarray(eager, dtype=bool)
         self.rate_ring = np.zeros((slots, window), dtype=np.float64)

@@ -150,6 +150,7 @@ class WormholeController:
         kinds = self.partitions.kinds(flows, started)
         self._skip_back_touched(flows[kinds == P.START], now)
         touched, counts = self.partitions.place(np.column_stack([flows, times, kinds]))
+        self.ff.fit()  # placing may have taken new partition ids
         self.ff.finish(touched, now)
         placing = kinds <= P.COMPLETION
         self._partition_log.append((times[placing], counts[placing]))

@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
+from wormhole_lab.arrays import grown_ids
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.jit import kernel
@@ -383,6 +384,15 @@ class FastForward:
         queued = np.zeros(len(flows), dtype=np.int64)
         queued_on_paths(s.fl, s.pt, s.pk, s.path_ports, flows, self._port_count, self._port_touched, queued)
         return s.fl[flows, L.FL_SND_NXT] - queued
+
+    def fit(self) -> None:
+        """Rows for every partition id of the state's ``parts``, which the partitioning layer grows as it needs ids
+        (``Partitions``); the new ids have no skip history and no skip in progress."""
+        rows = len(self.state.parts)
+        if len(self._shift) < rows:
+            self._history = grown_ids(self._history, rows, -1)
+            self._shift = grown_ids(self._shift, rows, 0)
+            self.skips.active_of = grown_ids(self.skips.active_of, rows, -1)
 
     def forget(self, parts: np.ndarray) -> None:
         """The partitions' membership changed: their skip history no longer applies."""

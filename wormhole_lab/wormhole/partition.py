@@ -17,6 +17,7 @@ GPT-7B's FCTs were the same to the picosecond with the largest free id taken fir
 import networkx as nx
 import numpy as np
 
+from wormhole_lab.arrays import grown_ids
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.wormhole.segments import sort_segments
@@ -349,23 +350,51 @@ def _ports_of(fl, path_ports, flow, part, port, qs, out, offsets):
 
 
 class Partitions:
-    """The active flows of an engine state, grouped into partitions; ids are small integers < number of flows."""
+    """The active flows of an engine state, grouped into partitions; ids are small integers < number of flows.
+
+    The tables indexed by partition id (the engine's ``parts``, the member lists' heads, the free ids) have a row
+    per id in use or free, not per flow: they start with the rows of the state's ``parts`` and double when a batch
+    might need more ids than are free. A batch needs at most one id per flow placed during it (every partition has
+    a member), so MoE-32x22B on 1024 GPUs, 1.4 M flows of which ~10,000 are active at once, keeps a few thousand
+    rows where it kept one per flow (144 B per flow with the skip layer's tables, ``FastForward.fit``)."""
 
     def __init__(self, state):
         self._state = state
         n, n_ports = len(state.fl), len(state.pt)
+        ids = len(state.parts) - 1  # its last row is the bucket of flows not placed yet
         self._flow = np.full((n, 5), -1, dtype=np.int64)
-        self._part = np.zeros((n, 4), dtype=np.int64)
+        self._part = np.zeros((ids + 1, 4), dtype=np.int64)  # a row for the bucket too, so it grows as parts does
         self._part[:, _HEAD] = -1
         state.pm_flow, state.pm_part = self._flow, self._part
         self._port = np.zeros((n_ports, 2), dtype=np.int64)
         self._port[:, _SEEN] = -1
-        self._free = np.arange(n - 1, -1, -1, dtype=np.int64)  # the smallest id on top
-        self._listed = np.zeros(n, dtype=np.int64)
-        self._meta = np.array([n, 0, 0], dtype=np.int64)
+        self._free = np.arange(ids - 1, -1, -1, dtype=np.int64)  # the smallest id on top
+        self._listed = np.zeros(ids + 1, dtype=np.int64)
+        self._meta = np.array([ids, 0, 0], dtype=np.int64)
+        self._placed = 0  # flows in partitions
         self._out_flows = np.zeros(n, dtype=np.int64)
         self._out_ports = np.zeros(n_ports, dtype=np.int64)
         self._seen = np.zeros(n, dtype=np.int8)
+
+    def _make_room(self, log: np.ndarray, starts: int) -> None:
+        """Enough free ids for the batch ``log`` that places ``starts`` flows. The new ids go under the free ones,
+        so ids are handed out as with a row per flow."""
+        s = self._state
+        ids = len(s.parts) - 1
+        need = self._placed + starts
+        if need <= ids:
+            return
+        grown = min(len(s.fl), max(2 * ids, need))
+        s.parts = grown_ids(s.parts, grown + 1, 0)
+        logged = log[:, 0]  # the flows in the bucket are those started since the last batch: the bucket moves
+        s.fl[logged[s.fl[logged, L.FL_PART] == ids], L.FL_PART] = grown
+        self._part = grown_ids(self._part, grown + 1, 0)
+        self._part[ids:grown, _HEAD] = -1
+        s.pm_part = self._part
+        self._listed = grown_ids(self._listed, grown + 1, 0)
+        # a stack with room for every id: the new ids at the bottom, the free ones (self._free[:free]) on top
+        self._free = np.concatenate([np.arange(grown - 1, ids - 1, -1, dtype=np.int64), self._free])
+        self._meta[_FREE_N] += grown - ids
 
     def kinds(self, flows: np.ndarray, started: np.ndarray) -> np.ndarray:
         """The kind of each row of a flow log (``flows``, ``started`` 1 or 0) for ``place``: a completion of a flow
@@ -390,6 +419,9 @@ class Partitions:
         s = self._state
         counts = np.zeros(len(log), dtype=np.int64)
         log = np.ascontiguousarray(log, dtype=np.int64)
+        starts = int(np.count_nonzero(log[:, 2] == START))
+        self._make_room(log, starts)
+        self._placed += starts - int(np.count_nonzero(log[:, 2] == COMPLETION))
         _place(s.fl, s.pt, s.parts, s.path_ports, self._flow, self._part, self._port, self._free, self._listed,
                self._meta, log, counts)  # fmt: skip
         return self._listed[: self._meta[_N_LISTED]].copy(), counts
