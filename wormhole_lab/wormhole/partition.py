@@ -391,7 +391,7 @@ class Partitions:
         self._part = grown_ids(self._part, grown + 1, 0)
         self._part[ids:grown, _HEAD] = -1
         s.pm_part = self._part
-        self._listed = grown_ids(self._listed, grown + 1, 0)
+        self._listed = np.concatenate([self._listed, np.zeros(grown - ids, dtype=np.int64)])
         # a stack with room for every id: the new ids at the bottom, the free ones (self._free[:free]) on top
         self._free = np.concatenate([np.arange(grown - 1, ids - 1, -1, dtype=np.int64), self._free])
         self._meta[_FREE_N] += grown - ids
