@@ -15,16 +15,15 @@ usage: python benchmarks/bench_waves_bound.py [--ccas hpcc,dcqcn] [--repeat 5]
 import argparse
 import contextlib
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from bench_wormhole import timed
 from make_wormhole_shapes import CCAS, DATA, INCAST_BYTES, WAVES
 
 from wormhole_lab.engine.runner import compile_engine
 from wormhole_lab.ns3_run import ns3_scenario
-from wormhole_lab.simulation import Simulation
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole.settings import WormholeConfig
 
@@ -35,12 +34,6 @@ def incasts_only(scenario):
     keep = np.flatnonzero(f.size == INCAST_BYTES)
     flows = make_flows(f.src[keep], f.dst[keep], f.size[keep], f.start_ps[keep], pg=f.pg[keep], dport=f.dport[keep])
     return replace(scenario, flows=replace(flows, sport=f.sport[keep])), keep
-
-
-def wall(scenario, mode: str = "packet"):
-    t0 = time.perf_counter()
-    ds = Simulation(scenario, mode=mode).run()
-    return ds, time.perf_counter() - t0
 
 
 def replay_error(scenario, packet) -> np.ndarray:
@@ -56,17 +49,17 @@ def measure(cca: str, repeat: int, memo: Path) -> None:
     with contextlib.chdir(DATA / "waves"):
         scenario, _ = ns3_scenario(f"config_{cca}.txt")
     alone, keep = incasts_only(scenario)
-    warm = replace(scenario, wormhole=WormholeConfig(memo=str(memo)))
-    whole, _ = wall(scenario)
-    part, _ = wall(alone)
-    wall(warm, "wormhole")  # fills the memo DB: the timed Wormhole runs are a user's second run
+    warm = WormholeConfig(memo=str(memo))
+    whole, _ = timed(scenario, "packet")
+    part, _ = timed(alone, "packet")
+    timed(scenario, "wormhole", warm)  # fills the memo DB: the timed Wormhole runs are a user's second run
     if not np.array_equal(whole["fct"].values[keep] > 0, part["fct"].values > 0):
         raise RuntimeError("an incast flow completed in one run and not in the other")
     times = {"whole": [], "incasts": [], "wormhole": []}
     for _ in range(repeat):
-        times["whole"].append(wall(scenario)[1])
-        times["incasts"].append(wall(alone)[1])
-        times["wormhole"].append(wall(warm, "wormhole")[1])
+        times["whole"].append(timed(scenario, "packet")[1])
+        times["incasts"].append(timed(alone, "packet")[1])
+        times["wormhole"].append(timed(scenario, "wormhole", warm)[1])
     bound = np.array(times["whole"]) / np.array(times["incasts"])
     speedup = np.array(times["whole"]) / np.array(times["wormhole"])
     events = whole.attrs["events_executed"], part.attrs["events_executed"]
