@@ -30,7 +30,7 @@ def run_collecting(state, quiet: bool = False):
     ``quiet`` each flow is placed alone in a partition, in member lists the flow log reads, and a flow down to its
     last 4 kB cannot be looked up (``CI_QUIET_TAIL``)."""
     if quiet:
-        state.pm_flow, state.pm_part = np.full((N_FLOWS, 1), -1), np.full((N_FLOWS, 1), -1)
+        state.pm_flow, state.pm_part = np.full((N_FLOWS, 1), -1, dtype=np.int32), np.full((N_FLOWS, 1), -1)
         state.ci[L.CI_QUIET_TAIL] = 4000
     stops, rows = [], []
     while True:

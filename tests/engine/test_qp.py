@@ -8,12 +8,14 @@ from wormhole_lab.engine.qp import fill_dependants, go_back
 
 def test_going_back_over_unacknowledged_bytes_is_flagged_and_counted():
     g, fl = np.zeros(L.G_N, dtype=np.int64), np.zeros((2, L.FL_N), dtype=np.int64)
-    fl[:, L.FL_SND_UNA] = 4000
-    fl[:, L.FL_SND_NXT] = [4000, 9000]
-    go_back(g, fl, 0)  # nothing in flight: nothing resent
+    fw = np.zeros((2, L.FW_N), dtype=np.int64)
+    fl[:, L.FL_SLOT] = [1, 0]  # the sending state is in the flow's slot, wherever that is
+    fw[:, L.FW_SND_UNA] = 4000
+    fw[:, L.FW_SND_NXT] = [9000, 4000]
+    go_back(g, fl, fw, 0)  # nothing in flight: nothing resent
     assert g[L.G_WENT_BACK] == 0 and fl[0, L.FL_RETX_BYTES] == 0
-    go_back(g, fl, 1)
-    assert g[L.G_WENT_BACK] == 1 and fl[1, L.FL_SND_NXT] == 4000 and fl[1, L.FL_RETX_BYTES] == 5000
+    go_back(g, fl, fw, 1)
+    assert g[L.G_WENT_BACK] == 1 and fw[0, L.FW_SND_NXT] == 4000 and fl[1, L.FL_RETX_BYTES] == 5000
 
 
 def test_dependants_are_grouped_by_the_flow_waited_for_in_id_order():

@@ -42,7 +42,7 @@ def pushed(rates, window=WINDOW):
 def span(rates, target=LINE, cnp_pending=0, line_window=SHORT, cycles=0):
     """_steady_span of one flow whose newest samples are ``rates`` (oldest first) in a ring of WINDOW."""
     fl, fw, ring = pushed(rates)
-    fl[0, L.FL_MAX_RATE], fw[0, L.FW_TARGET], fw[0, L.FW_DEC_CNP] = LINE, target, cnp_pending
+    fw[0, L.FW_MAX_RATE], fw[0, L.FW_TARGET], fw[0, L.FW_DEC_CNP] = LINE, target, cnp_pending
     ci, cf = knobs(line_window, cycles)
     return _steady_span(fl, fw, ci, cf, ring, 0, 0, min(len(rates), WINDOW))
 
@@ -99,7 +99,7 @@ def cycled(periods, acked, now_after=100, skip_start=0, sent=0, cycles=3):
     t, una = 1000 * US, 10**6
     for k, (period, nbytes) in enumerate(zip([0, *periods], [0, *acked], strict=True)):
         t, una = t + period * US, una + nbytes
-        fl[0, L.FL_SND_UNA], fl[0, L.FL_SND_NXT] = una, una + k * sent
+        fw[0, L.FW_SND_UNA], fw[0, L.FW_SND_NXT] = una, una + k * sent
         fw[0, L.FW_CYC_ROSE] = 1
         _mark_cycle(fl, fw, 0, 0, t, 1.0, 2.0)  # a cut after a rise
     parts = np.zeros((2, L.PA_N), dtype=np.int64)

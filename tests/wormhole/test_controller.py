@@ -160,12 +160,12 @@ def test_set_up_of_a_hundred_thousand_flows_holds_little_beyond_the_engine_table
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    # the engine's own tables per flow (526 B measured): the 44 columns of a flow's row, its dependency edges and
-    # its link in its partition's member list (5 columns, which the kernel's flow log reads); the CCA's state,
-    # HPCC's hops, the steady test's rings, sums and cycle marks (~1.8 kB) are held per slot of an active flow, the
-    # rows per partition id per partition alive; a CCA column moved back into the row (8 B per flow) breaks the
-    # bound, and so would a partition row per flow again (9 + 4 columns)
-    assert state.nbytes() / len(flows) < 532
+    # the engine's own tables per flow (395 B measured): the 33 columns of a flow's row, its dependency edges (32-bit
+    # ids) and its link in its partition's member list (5 32-bit columns, which the kernel's flow log reads); the
+    # sender's state, the CCA's, HPCC's hops, the steady test's rings, sums and cycle marks (~1.9 kB) are held per slot
+    # of a started flow, the rows per partition id per partition alive; a column moved back into the row (8 B per
+    # flow) breaks the bound, and so would a partition row per flow again (9 + 4 columns)
+    assert state.nbytes() / len(flows) < 400
     assert peak < 1.15 * state.nbytes() + 30 * 2**20, f"{peak / len(flows):.0f} B per flow at the peak"
 
 
@@ -182,7 +182,8 @@ def test_a_partition_with_a_member_down_to_its_tail_is_neither_looked_up_nor_wat
         spent = []
         for i, part in enumerate(alive[formed].tolist()):
             flows = looks.flows[looks.offsets[i] : looks.offsets[i + 1]]
-            left = int((self.state.fl[flows, L.FL_SIZE] - self.state.fl[flows, L.FL_SND_NXT]).min())
+            sent = self.state.fw[self.state.fl[flows, L.FL_SLOT], L.FW_SND_NXT]
+            left = int((self.state.fl[flows, L.FL_SIZE] - sent).min())
             spent.append(left < self.ff.tail_bytes)
             seen.append((spent[-1], part in self.pending))
         assert self.memo.lookups - lookups == spent.count(False)  # each partition not spent looked up, no other

@@ -52,7 +52,7 @@ def test_what_a_look_counts_out_of_the_queues_is_what_all_the_ports_queues_hold(
         ours = real(self, flows)
         every = unqueued_bytes(self.state, flows, np.arange(len(self.state.pt)))
         assert ours.tolist() == every.tolist()
-        queued.append((self.state.fl[flows, L.FL_SND_NXT] - ours).sum())
+        queued.append((self.state.fw[self.state.fl[flows, L.FL_SLOT], L.FW_SND_NXT] - ours).sum())
         return ours
 
     monkeypatch.setattr(FastForward, "unqueued", checked)
@@ -62,10 +62,12 @@ def test_what_a_look_counts_out_of_the_queues_is_what_all_the_ports_queues_hold(
 
 def test_a_stored_transient_fits_only_flows_with_room_for_its_bytes_and_their_last_packets():
     fl = np.zeros((2, L.FL_N), dtype=np.int64)
-    fl[:, L.FL_SIZE], fl[:, L.FL_SND_NXT] = 100_000, [10_000, 50_000]
+    fw = np.zeros((2, L.FW_N), dtype=np.int64)
+    fl[:, L.FL_SIZE], fl[:, L.FL_SLOT] = 100_000, [1, 0]
+    fw[:, L.FW_SND_NXT] = [50_000, 10_000]
     flows = np.array([0, 1])
-    assert _has_room(fl, flows, np.array([86_000, 46_000]), 4_000)
-    assert not _has_room(fl, flows, np.array([86_000, 46_001]), 4_000)
+    assert _has_room(fl, fw, flows, np.array([86_000, 46_000]), 4_000)
+    assert not _has_room(fl, fw, flows, np.array([86_000, 46_001]), 4_000)
 
 
 def three_flows(paths, goodput, cycled=(0, 0, 0)):

@@ -206,7 +206,7 @@ def test_an_outcome_is_stored_before_it_settles_only_when_a_member_nears_its_end
 
     def checked(self, part, now, settled):
         fl, members = self.state.fl, self.pending[part].ids.tolist()
-        left = fl[members, L.FL_SIZE] - fl[members, L.FL_SND_NXT]
+        left = fl[members, L.FL_SIZE] - self.state.fw[fl[members, L.FL_SLOT], L.FW_SND_NXT]
         if not settled and left.min() > controller.MARK_TAILS * self.ff.tail_bytes:
             stored_early.append(sorted(members))
         return record(self, part, now, settled)

@@ -23,8 +23,11 @@ def test_unqueued_bytes_leave_out_the_data_in_the_given_ports_queues_only():
             pk[k, L.PK_NEXT] = k + 1 if i + 1 < len(packets) else -1
             k += 1
     fl = np.zeros((10, L.FL_N), dtype=np.int64)
-    fl[[3, 7], L.FL_SND_NXT] = 10_000, 20_000
-    state = SimpleNamespace(pt=pt, pk=pk, fl=fl)
+    fw = np.zeros((2, L.FW_N), dtype=np.int64)
+    fl[:, L.FL_SLOT] = -1
+    fl[[3, 7], L.FL_SLOT] = 1, 0
+    fw[[1, 0], L.FW_SND_NXT] = 10_000, 20_000
+    state = SimpleNamespace(pt=pt, pk=pk, fl=fl, fw=fw)
     assert unqueued_bytes(state, np.array([3, 7]), [1, 0]).tolist() == [8_500, 19_000]
     # over their own data paths (flow 3 crosses ports 0 and 1, flow 7 ports 2 and 0): every queue they are in
     fl[3, L.FL_PATH_BEGIN], fl[3, L.FL_PATH_LEN], fl[7, L.FL_PATH_BEGIN], fl[7, L.FL_PATH_LEN] = 0, 2, 2, 2

@@ -1,6 +1,6 @@
 """What happens when a packet reaches the far end of a link: switch forwarding, host receive, PFC."""
 
-from wormhole_lab.engine import qp, slots
+from wormhole_lab.engine import qp
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.jit import inlined_kernel
 from wormhole_lab.engine.layout import (
@@ -55,7 +55,7 @@ from wormhole_lab.engine.switch import send_pfc
 
 
 @inlined_kernel
-def _receive_pfc(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now):
+def _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, pfc_log, port, k, now):
     pause = pk[k, PK_PAUSE]
     free(g, pk, k)
     row = g[G_PFC_COUNT]
@@ -69,11 +69,11 @@ def _receive_pfc(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, por
         pt[port, PT_PAUSE_FRAMES] += 1
     else:
         pt[port, PT_PAUSED] = 0
-        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
 
 
 @inlined_kernel
-def _forward(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inport, k, now):
+def _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, inport, k, now):
     """Ingress admission into the shared buffer, PFC pause if over threshold, then the ECMP-chosen egress."""
     hop = pk[k, PK_HOP] + 1
     pk[k, PK_HOP] = hop
@@ -94,11 +94,11 @@ def _forward(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, inpo
         kick_control(g, events, pk, pt, ci, inport, now)
     fifo_push(pt, pk, out, PT_DATA_HEAD, k)
     pt[out, PT_DATA_BYTES] += wire
-    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, out, now)
+    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, out, now)
 
 
 @inlined_kernel
-def _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now):
+def _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, k, now):
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
     f = pk[k, PK_FLOW]
     fl[f, FL_PKTS_DELIVERED] += 1
@@ -127,7 +127,7 @@ def _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng,
                 pk[a, c] = pk[k, c]
         port = path_ports[fl[f, FL_APATH_BEGIN]]
         fifo_push(pt, pk, port, PT_DATA_HEAD, a)
-        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
     free(g, pk, k)
 
 
@@ -139,22 +139,20 @@ def _receive_ack(
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
         return
-    completed = qp.acknowledge(fl, f, pk[k, PK_SEQ], now)
+    completed = qp.acknowledge(fl, fw, f, pk[k, PK_SEQ], now)
     if completed:
         qp.complete(g, events, fl, active, child_offset, children, f, now)
     elif pk[k, PK_KIND] == KIND_NACK:
-        qp.go_back(g, fl, f)
+        qp.go_back(g, fl, fw, f)
     if pk[k, PK_ECN]:
         fl[f, FL_CNPS] += 1
     # RdmaHw::ReceiveAck runs the CC's ACK handler after QpComplete as well: on the ACK that completes an HPCC
     # QP the rate update's ChangeRate still moves the NIC's pending dequeue event (QbbNetDevice::UpdateNextAvail
     # cancels and reschedules it), which decides how that NIC's next send ties with other events of its ns
     dispatch.on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
-    if completed:
-        slots.give_back(g, fl, fw, f)
     free(g, pk, k)
-    # ... and triggers the NIC, completed or not
-    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
+    # ... and triggers the NIC, completed or not (the NIC gives a completed QP's slot back when it drops it)
+    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
 
 
 @inlined_kernel
@@ -165,11 +163,11 @@ def handle(
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
     if kind == KIND_PFC:
-        _receive_pfc(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, pfc_log, port, k, now)
+        _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, pfc_log, port, k, now)
     elif pt[port, PT_IS_SWITCH]:
-        _forward(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, port, k, now)
+        _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, port, k, now)
     elif kind == KIND_DATA:
-        _receive_data(g, events, pk, pt, ptf, nd, fl, port_qps, path_ports, ci, rng, k, now)
+        _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, k, now)
     else:
         _receive_ack(
             g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, active, child_offset,

@@ -21,12 +21,13 @@ from wormhole_lab.engine.layout import (
     FL_PATH_BEGIN,
     FL_PATH_LEN,
     FL_SIZE,
-    FL_SND_NXT,
+    FL_SLOT,
     FL_STATE,
     FLOG_FLOW,
     FLOG_STARTED,
     FLOG_TIME,
     FS_ACTIVE,
+    FW_SND_NXT,
     G_FLOW_EVENT,
     G_FLOW_LOG_N,
     G_LOG_DUE,
@@ -52,9 +53,10 @@ def _touches_skip(pt, parts, path_ports, begin, length, now):
 
 
 @kernel
-def _spent(fl, ci, parts, pm_flow, pm_part, p):
+def _spent(fl, fw, ci, parts, pm_flow, pm_part, p):
     """No member of partition ``p`` has ``CI_QUIET_TAIL`` bytes or more left to send. Kept in ``PA_SPENT`` until the
-    partition changes: sent bytes only grow until a QP goes back (``G_WENT_BACK``)."""
+    partition changes: sent bytes only grow until a QP goes back (``G_WENT_BACK``). A member whose NIC gave its slot
+    back has finished: nothing left."""
     if parts[p, PA_SPENT]:
         return True
     tail = ci[CI_QUIET_TAIL]
@@ -62,7 +64,8 @@ def _spent(fl, ci, parts, pm_flow, pm_part, p):
         return False
     m = pm_part[p, PMP_HEAD]
     while m >= 0:
-        if fl[m, FL_SIZE] - fl[m, FL_SND_NXT] >= tail:
+        s = fl[m, FL_SLOT]
+        if s >= 0 and fl[m, FL_SIZE] - fw[s, FW_SND_NXT] >= tail:
             return False
         m = pm_flow[m, PM_NEXT]
     parts[p, PA_SPENT] = 1
@@ -70,7 +73,7 @@ def _spent(fl, ci, parts, pm_flow, pm_part, p):
 
 
 @kernel
-def record(g, pt, fl, parts, path_ports, flow_log, ci, pm_flow, pm_part):
+def record(g, pt, fl, fw, parts, path_ports, flow_log, ci, pm_flow, pm_part):
     """Log the flow event in ``g[G_FLOW_EVENT]``; True when the layer above must take the log now."""
     f = g[G_FLOW_EVENT]
     now = g[G_NOW]
@@ -99,7 +102,7 @@ def record(g, pt, fl, parts, path_ports, flow_log, ci, pm_flow, pm_part):
                 fl[f, FL_EAGER] == 1
                 and g[G_LOG_STARTS] == 0
                 and g[G_WENT_BACK] == 0
-                and _spent(fl, ci, parts, pm_flow, pm_part, p)
+                and _spent(fl, fw, ci, parts, pm_flow, pm_part, p)
             )
     if fl[f, FL_EAGER] == 1 and not quiet:
         g[G_LOG_DUE] = 1

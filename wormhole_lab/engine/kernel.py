@@ -22,10 +22,11 @@ from wormhole_lab.engine.layout import (
     EV_STEADY_SAMPLE,
     EV_TX_DONE,
     FL_PATH_BEGIN,
-    FL_RP_GEN,
+    FL_SLOT,
     FL_STATE,
-    FL_TIMER_GEN,
     FS_ACTIVE,
+    FW_RP_GEN,
+    FW_TIMER_GEN,
     G_CUR_SEQ,
     G_DONE_COUNT,
     G_EVENTS,
@@ -84,7 +85,7 @@ def run_until(t, t_stop):
         if (
             partitioned
             and g[G_FLOW_EVENT] >= 0
-            and log_flow_event(g, pt, fl, parts, path_ports, flow_log, ci, pm_flow, pm_part)
+            and log_flow_event(g, pt, fl, fw, parts, path_ports, flow_log, ci, pm_flow, pm_part)
         ):
             return STOP_FLOW_EVENT
         r = first(g, events)
@@ -130,12 +131,12 @@ def run_until(t, t_stop):
             )  # fmt: skip
         elif kind == EV_TX_DONE:
             pt[a, PT_TX_DONE_QUEUED] = 0
-            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, a, now)
         elif kind == EV_NIC_WAKE:
             if b != pt[a, PT_WAKE_GEN]:
                 continue  # moved earlier by an HPCC rate change
             pt[a, PT_WAKE_AT] = -1
-            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, a, now)
         elif kind == EV_FLOW_START:
             if b < FLOW_START_HOPS:
                 # the reference reaches AddQueuePair through two zero-delay events (Application::Start,
@@ -143,7 +144,7 @@ def run_until(t, t_stop):
                 push(g, events, now, EV_FLOW_START, a, b + 1)
                 continue
             port = qp.start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, a, now)
-            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
             sample(g, events, pt, fl, ff, fw, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
@@ -153,10 +154,10 @@ def run_until(t, t_stop):
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow
         elif kind == EV_RTO:
-            if b == fl[a, FL_TIMER_GEN] and qp.on_rto(g, events, fl, ci, a, now):
+            if b == fw[fl[a, FL_SLOT], FW_TIMER_GEN] and qp.on_rto(g, events, fl, fw, ci, a, now):
                 port = path_ports[fl[a, FL_PATH_BEGIN]]
-                dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now)
+                dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
         else:
-            generation = fl[a, FL_RP_GEN] if kind == EV_DCQCN_INCREASE else fl[a, FL_TIMER_GEN]
+            generation = fw[fl[a, FL_SLOT], FW_RP_GEN if kind == EV_DCQCN_INCREASE else FW_TIMER_GEN]
             if b == generation:
                 dispatch.on_timer(g, events, fl, ff, fw, ci, cf, a, kind, now)

@@ -153,7 +153,8 @@ ND_TOTAL_HDRM = 3
 ND_TOTAL_RSRV = 4
 ND_N = 5
 
-# --- flows (queue pairs): fl[flow, FL_*] (int64), a row per flow for its whole life ---
+# --- flows (queue pairs): fl[flow, FL_*] (int64), a row per flow for its whole life: what exists before the flow
+# starts (its inputs, the dependencies it waits for), its results, and the receiver's state ---
 FL_SRC = 0
 FL_DST = 1
 FL_SIZE = 2
@@ -162,51 +163,53 @@ FL_PATH_BEGIN = 4  # data path: egress ports in path_ports[begin : begin + len]
 FL_PATH_LEN = 5
 FL_APATH_BEGIN = 6  # ACK path
 FL_APATH_LEN = 7
-FL_SND_NXT = 8
-FL_SND_UNA = 9
-FL_RCV_NXT = 10
-FL_STATE = 11  # FS_*
-FL_FINISH = 12  # time the last ACK reached the sender
-FL_DONE_ORDER = 13
-FL_NEXT_AVAIL = 14  # pacing: earliest time the NIC may send this QP again
-FL_RATE = 15  # bit/s
-FL_MAX_RATE = 16
-FL_WIN = 17  # bytes in flight allowed (0: no window)
-FL_NACK_TIMER = 18
-FL_LAST_NACK = 19
-FL_LAST_PROGRESS = 20
-FL_TIMER_GEN = 21  # bumping it cancels the DCQCN alpha/decrease timers and the RTO
-FL_RP_GEN = 22  # bumping it cancels the DCQCN increase timer
-FL_CNPS = 23  # CNPs received
-FL_RETX_BYTES = 24  # bytes sent again after a NACK or timeout
-FL_TIMEOUTS = 25
-FL_TX_BYTES = 26  # payload bytes put on the wire, retransmissions included
-FL_LAST_PKT_WIRE = 27  # size of the last packet sent (HPCC rate changes re-pace it)
-FL_BASE_RTT = 28  # ns: maxRtt (GLOBAL_T) or the pair's RTT
-FL_NIC_PORT = 29  # the sender's NIC port (first port of the data path)
-FL_DEPS_LEFT = 30  # dependencies not yet completed; the flow starts when this reaches 0
-FL_GAP = 31  # compute time between the last dependency completing and the start, ps
-FL_READY_AT = 32  # latest dependency completion + gap so far
-FL_STARTED_AT = 33  # when the QP actually started (after its dependencies); -1 before
-FL_PART = 34  # partition (group) id given by the layer above; -1 when none
-FL_ACTIVE_POS = 35  # index in the active list
-FL_SKIPPED_BYTES = 36  # bytes credited by fast-forwarding rather than sent packet by packet
-FL_SKIP_CURRENT = 37  # bytes credited by the skip in progress (telemetry spreads them over the skip)
-FL_PKTS_SENT = 38  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
-FL_PKTS_DELIVERED = 39
-FL_PKTS_DROPPED = 40
-FL_EAGER = 41  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
-FL_MARK = 42  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
-FL_SLOT = 43  # row of the flow's wide state (fw, rate_ring, seq_ring) while it is active; -1 before and after
-FL_N = 44
+FL_RCV_NXT = 8
+FL_STATE = 9  # FS_*
+FL_FINISH = 10  # time the last ACK reached the sender
+FL_DONE_ORDER = 11
+FL_WIN = 12  # bytes in flight allowed (0: no window)
+FL_NACK_TIMER = 13
+FL_LAST_NACK = 14
+FL_CNPS = 15  # CNPs received
+FL_RETX_BYTES = 16  # bytes sent again after a NACK or timeout
+FL_TIMEOUTS = 17
+FL_TX_BYTES = 18  # payload bytes put on the wire, retransmissions included
+FL_BASE_RTT = 19  # ns: maxRtt (GLOBAL_T) or the pair's RTT
+FL_NIC_PORT = 20  # the sender's NIC port (first port of the data path)
+FL_DEPS_LEFT = 21  # dependencies not yet completed; the flow starts when this reaches 0
+FL_GAP = 22  # compute time between the last dependency completing and the start, ps
+FL_READY_AT = 23  # latest dependency completion + gap so far
+FL_STARTED_AT = 24  # when the QP actually started (after its dependencies); -1 before
+FL_PART = 25  # partition (group) id given by the layer above; -1 when none
+FL_ACTIVE_POS = 26  # index in the active list
+FL_SKIPPED_BYTES = 27  # bytes credited by fast-forwarding rather than sent packet by packet
+FL_PKTS_SENT = 28  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
+FL_PKTS_DELIVERED = 29
+FL_PKTS_DROPPED = 30
+FL_EAGER = 31  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
+FL_SLOT = 32  # row of the flow's sending state (fw, ff, rate_ring, seq_ring) from its start until its NIC drops it
+FL_N = 33
 
-# --- the wide state of active flows: fw[slot, FW_*] (int64) and ff[slot, FF_*] (float64) ---
-# A slot is taken when a flow starts and given back when it completes, so these rows, and the steady test's
-# rings, follow the active set rather than the flow count (state.py grows the pool on demand). What the CCAs and
-# the steady test keep lives here; fl keeps what outlives the flow's sending (results, the receiver's state that
-# late duplicates still touch, timer generations that stale events are checked against).
+# --- the sending state of started flows: fw[slot, FW_*] (int64) and ff[slot, FF_*] (float64) ---
+# A flow takes a slot when it starts and gives it back when its NIC drops the finished QP from its round robin (the
+# last place that reads a finished flow's sender state), so these rows, and the steady test's rings, follow the
+# active set rather than the flow count (state.py grows the pool on demand). The sender's sequence numbers, pacing,
+# rate, timer generations and what the CCAs and the steady test keep live here; fl keeps what exists before the
+# start and after the end (inputs, dependencies, results, the receiver's state that late duplicates still touch).
+# A timer of a finished flow is dropped on the flow's state before its generation is looked at.
 FW_NEXT_FREE = 0  # free slots are linked through this column
-FW_HOP_BASE = 1  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
+FW_SND_NXT = 1
+FW_SND_UNA = 2
+FW_NEXT_AVAIL = 3  # pacing: earliest time the NIC may send this QP again
+FW_RATE = 4  # bit/s
+FW_MAX_RATE = 5
+FW_LAST_PROGRESS = 6
+FW_TIMER_GEN = 7  # bumping it cancels the DCQCN alpha/decrease timers and the RTO
+FW_RP_GEN = 8  # bumping it cancels the DCQCN increase timer
+FW_LAST_PKT_WIRE = 9  # size of the last packet sent (HPCC rate changes re-pace it)
+FW_SKIP_CURRENT = 10  # bytes credited by the skip in progress (telemetry spreads them over the skip)
+FW_MARK = 11  # Wormhole memo: bytes sent at which the kernel returns once (a watched flow nears its end); 0: none
+FW_HOP_BASE = FW_MARK + 1  # HPCC: the INT hops of the last ACK, INT_FIELDS per hop
 FW_HOP_RC = FW_HOP_BASE + INT_MAX_HOPS * INT_FIELDS  # MULTI_RATE: reference rate per hop
 FW_HOP_STAGE = FW_HOP_RC + INT_MAX_HOPS
 FW_CYC_ROSE = FW_HOP_STAGE + INT_MAX_HOPS  # DCQCN cycle test: 1 once the rate rose since its last cut

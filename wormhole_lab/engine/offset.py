@@ -25,22 +25,22 @@ from wormhole_lab.engine.layout import (
     FL_APATH_BEGIN,
     FL_APATH_LEN,
     FL_LAST_NACK,
-    FL_LAST_PROGRESS,
     FL_NACK_TIMER,
-    FL_NEXT_AVAIL,
     FL_PART,
     FL_PATH_BEGIN,
     FL_PATH_LEN,
     FL_RCV_NXT,
-    FL_SKIP_CURRENT,
     FL_SKIPPED_BYTES,
     FL_SLOT,
-    FL_SND_NXT,
-    FL_SND_UNA,
     FL_TX_BYTES,
     FW_HIGH_SEQ,
     FW_HOP_BASE,
+    FW_LAST_PROGRESS,
     FW_LAST_UPDATE_SEQ,
+    FW_NEXT_AVAIL,
+    FW_SKIP_CURRENT,
+    FW_SND_NXT,
+    FW_SND_UNA,
     G_NOW,
     G_PENDING,
     INT_FIELDS,
@@ -167,15 +167,18 @@ def offset_partitions(g, ci, events, pk, pt, fl, fw, path_ports, shift, adv, por
         data_wire = packets * (ci[CI_PAYLOAD] + ci[CI_DATA_HDR])
         _credit_ports(pt, path_ports, fl[f, FL_PATH_BEGIN], fl[f, FL_PATH_LEN], data_wire)
         _credit_ports(pt, path_ports, fl[f, FL_APATH_BEGIN], fl[f, FL_APATH_LEN], packets * ci[CI_ACK_WIRE])
-        for c in (FL_SND_NXT, FL_SND_UNA, FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
+        for c in (FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
             fl[f, c] += b
-        fl[f, FL_SKIP_CURRENT] = fl[f, FL_SKIP_CURRENT] + b if dt < 0 else b
         if fl[f, FL_LAST_NACK] > 0:  # sequence-valued state; 0 means "not set yet"
             fl[f, FL_LAST_NACK] += b
-        for c in (FL_NEXT_AVAIL, FL_NACK_TIMER, FL_LAST_PROGRESS):
-            fl[f, c] += dt
+        fl[f, FL_NACK_TIMER] += dt
         s = fl[f, FL_SLOT]
-        if s >= 0:  # a flow that completed holds no CCA state
+        if s >= 0:  # a finished flow whose NIC gave its slot back has no sender state left to move
+            fw[s, FW_SND_NXT] += b
+            fw[s, FW_SND_UNA] += b
+            fw[s, FW_SKIP_CURRENT] = fw[s, FW_SKIP_CURRENT] + b if dt < 0 else b
+            fw[s, FW_NEXT_AVAIL] += dt
+            fw[s, FW_LAST_PROGRESS] += dt
             for c in (FW_LAST_UPDATE_SEQ, FW_HIGH_SEQ):
                 if fw[s, c] > 0:
                     fw[s, c] += b

@@ -107,7 +107,7 @@ def kick_control(g, events, pk, pt, ci, port, now):
 
 
 @inlined_kernel
-def dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port, now):
+def dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now):
     if _wait(g, events, pt, port, now):
         return
     if pt[port, PT_IS_SWITCH]:
@@ -118,6 +118,6 @@ def dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, port_qps, ci, rng, port
         if k >= 0:
             transmit(g, events, pk, pt, ci, port, k, now)
     else:
-        k = nic.select_packet(g, events, pk, pt, fl, port_qps, ci, port, now)
+        k = nic.select_packet(g, events, pk, pt, fl, fw, port_qps, ci, port, now)
         if k >= 0:
             transmit(g, events, pk, pt, ci, port, k, now)

@@ -12,24 +12,25 @@ from wormhole_lab.engine.layout import (
     FL_DONE_ORDER,
     FL_FINISH,
     FL_GAP,
-    FL_LAST_PROGRESS,
-    FL_MAX_RATE,
-    FL_NEXT_AVAIL,
     FL_PATH_BEGIN,
-    FL_RATE,
     FL_READY_AT,
     FL_RETX_BYTES,
-    FL_RP_GEN,
     FL_SIZE,
-    FL_SND_NXT,
-    FL_SND_UNA,
+    FL_SLOT,
     FL_START,
     FL_STARTED_AT,
     FL_STATE,
     FL_TIMEOUTS,
-    FL_TIMER_GEN,
     FS_ACTIVE,
     FS_DONE,
+    FW_LAST_PROGRESS,
+    FW_MAX_RATE,
+    FW_NEXT_AVAIL,
+    FW_RATE,
+    FW_RP_GEN,
+    FW_SND_NXT,
+    FW_SND_UNA,
+    FW_TIMER_GEN,
     G_DONE_COUNT,
     G_FLOW_EVENT,
     G_N_ACTIVE,
@@ -51,30 +52,31 @@ def start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, f, now):
     g[G_N_ACTIVE] += 1
     fl[f, FL_STATE] = FS_ACTIVE
     fl[f, FL_STARTED_AT] = now
-    fl[f, FL_RATE] = pt[port, PT_RATE]
-    fl[f, FL_MAX_RATE] = pt[port, PT_RATE]
-    fl[f, FL_NEXT_AVAIL] = now
-    fl[f, FL_LAST_PROGRESS] = now
-    slots.take(g, fl, fw, ff, f)
+    s = slots.take(g, fl, fw, ff, f)
+    fw[s, FW_RATE] = pt[port, PT_RATE]
+    fw[s, FW_MAX_RATE] = pt[port, PT_RATE]
+    fw[s, FW_NEXT_AVAIL] = now
+    fw[s, FW_LAST_PROGRESS] = now
     dispatch.init(fl, ff, fw, ci, f)
     port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
     pt[port, PT_QP_COUNT] += 1
     if ci[CI_RTO] > 0:
-        push(g, events, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+        push(g, events, now + ci[CI_RTO], EV_RTO, f, fw[s, FW_TIMER_GEN])
     return port
 
 
 @kernel
-def acknowledge(fl, f, seq, now):
+def acknowledge(fl, fw, f, seq, now):
     """Advance snd_una; True when this ACK covered the last byte (the FCT clock stops now)."""
-    if seq > fl[f, FL_SND_UNA]:
-        fl[f, FL_SND_UNA] = seq
-        fl[f, FL_LAST_PROGRESS] = now
-    if fl[f, FL_SND_UNA] >= fl[f, FL_SIZE]:
+    s = fl[f, FL_SLOT]
+    if seq > fw[s, FW_SND_UNA]:
+        fw[s, FW_SND_UNA] = seq
+        fw[s, FW_LAST_PROGRESS] = now
+    if fw[s, FW_SND_UNA] >= fl[f, FL_SIZE]:
         fl[f, FL_STATE] = FS_DONE
         fl[f, FL_FINISH] = now
-        fl[f, FL_TIMER_GEN] += 1
-        fl[f, FL_RP_GEN] += 1
+        fw[s, FW_TIMER_GEN] += 1
+        fw[s, FW_RP_GEN] += 1
         return True
     return False
 
@@ -112,25 +114,27 @@ def complete(g, events, fl, active, child_offset, children, f, now):
 
 
 @kernel
-def go_back(g, fl, f):
+def go_back(g, fl, fw, f):
     """Resend from the first unacknowledged byte (NACK or timeout)."""
-    if fl[f, FL_SND_NXT] > fl[f, FL_SND_UNA]:
+    s = fl[f, FL_SLOT]
+    if fw[s, FW_SND_NXT] > fw[s, FW_SND_UNA]:
         g[G_WENT_BACK] = 1
-    fl[f, FL_RETX_BYTES] += fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
-    fl[f, FL_SND_NXT] = fl[f, FL_SND_UNA]
+    fl[f, FL_RETX_BYTES] += fw[s, FW_SND_NXT] - fw[s, FW_SND_UNA]
+    fw[s, FW_SND_NXT] = fw[s, FW_SND_UNA]
 
 
 @kernel
-def on_rto(g, events, fl, ci, f, now):
+def on_rto(g, events, fl, fw, ci, f, now):
     """Timeout check (not in the reference, which stalls when a flow's last packets are dropped).
 
     Returns True when the QP went back and its NIC should be kicked."""
     fired = False
-    if fl[f, FL_SND_NXT] > fl[f, FL_SND_UNA] and now - fl[f, FL_LAST_PROGRESS] >= ci[CI_RTO]:
-        go_back(g, fl, f)
+    s = fl[f, FL_SLOT]
+    if fw[s, FW_SND_NXT] > fw[s, FW_SND_UNA] and now - fw[s, FW_LAST_PROGRESS] >= ci[CI_RTO]:
+        go_back(g, fl, fw, f)
         fl[f, FL_TIMEOUTS] += 1
-        fl[f, FL_LAST_PROGRESS] = now
+        fw[s, FW_LAST_PROGRESS] = now
         fired = True
     # checked once per RTO period, so a stall is detected between one and two periods after the last progress
-    push(g, events, now + ci[CI_RTO], EV_RTO, f, fl[f, FL_TIMER_GEN])
+    push(g, events, now + ci[CI_RTO], EV_RTO, f, fw[s, FW_TIMER_GEN])
     return fired

@@ -28,24 +28,24 @@ from wormhole_lab.engine.layout import (
     E_TIME,
     EV_STEADY_SAMPLE,
     FF_GOODPUT,
-    FL_MAX_RATE,
     FL_PART,
-    FL_RATE,
     FL_SLOT,
-    FL_SND_NXT,
-    FL_SND_UNA,
     FW_CYC_MARKS,
     FW_CYC_N,
     FW_CYC_POS,
     FW_CYC_ROSE,
     FW_CYC_STEADY,
     FW_DEC_CNP,
+    FW_MAX_RATE,
+    FW_RATE,
     FW_RING_HI,
     FW_RING_LO,
     FW_RING_N,
     FW_RING_NEWER,
     FW_RING_OLDER,
     FW_RING_POS,
+    FW_SND_NXT,
+    FW_SND_UNA,
     FW_STEADY,
     FW_TARGET,
     G_N_ACTIVE,
@@ -76,12 +76,12 @@ def _steady_span(fl, fw, ci, cf, rate_ring, f, row, n):
     window = ci[CI_STEADY_WINDOW]
     start = fw[row, FW_RING_POS]  # the oldest sample, once the ring is full
     line = ci[CI_STEADY_LINE]
-    if line and n >= line and fw[row, FW_TARGET] == fl[f, FL_MAX_RATE] and fw[row, FW_DEC_CNP] == 0:
+    if line and n >= line and fw[row, FW_TARGET] == fw[row, FW_MAX_RATE] and fw[row, FW_DEC_CNP] == 0:
         # DCQCN at its line rate: only a CNP moves it now (an increase keeps rate = target = line rate), and
         # the samples show whether one came, so a short window tells as much as two RP-timer periods would
         pinned = True
         for i in range(line):
-            pinned = pinned and rate_ring[row, (start - 1 - i) % window] == fl[f, FL_MAX_RATE]
+            pinned = pinned and rate_ring[row, (start - 1 - i) % window] == fw[row, FW_MAX_RATE]
         if pinned:
             return line
     if ci[CI_STEADY_CYCLES]:
@@ -156,8 +156,8 @@ def _mark_cycle(fl, fw, f, row, now, rate, previous):
         fw[row, FW_CYC_ROSE] = 0
         c = FW_CYC_MARKS + 3 * fw[row, FW_CYC_POS]
         fw[row, c] = now
-        fw[row, c + 1] = fl[f, FL_SND_UNA]
-        fw[row, c + 2] = fl[f, FL_SND_NXT]
+        fw[row, c + 1] = fw[row, FW_SND_UNA]
+        fw[row, c + 2] = fw[row, FW_SND_NXT]
         fw[row, FW_CYC_POS] = (fw[row, FW_CYC_POS] + 1) % CYCLE_MARKS
         fw[row, FW_CYC_N] = min(fw[row, FW_CYC_N] + 1, CYCLE_MARKS)
 
@@ -213,10 +213,10 @@ def _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, row, now):
     window = ci[CI_STEADY_WINDOW]
     pos = fw[row, FW_RING_POS]
     if ci[CI_STEADY_CYCLES] and fw[row, FW_RING_N] > 0:
-        _mark_cycle(fl, fw, f, row, now, fl[f, FL_RATE], rate_ring[row, (pos - 1) % window])
-    _push_rate(fl, fw, rate_ring, f, row, pos, window, fl[f, FL_RATE])
-    seq_ring[row, pos, 0] = fl[f, FL_SND_UNA]
-    seq_ring[row, pos, 1] = fl[f, FL_SND_NXT]
+        _mark_cycle(fl, fw, f, row, now, fw[row, FW_RATE], rate_ring[row, (pos - 1) % window])
+    _push_rate(fl, fw, rate_ring, f, row, pos, window, fw[row, FW_RATE])
+    seq_ring[row, pos, 0] = fw[row, FW_SND_UNA]
+    seq_ring[row, pos, 1] = fw[row, FW_SND_NXT]
     fw[row, FW_RING_POS] = _wrap(pos + 1, window)
     n = min(fw[row, FW_RING_N] + 1, window)
     fw[row, FW_RING_N] = n
@@ -228,8 +228,8 @@ def _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, row, now):
         # may still reflect the rate before the window began
         half = span // 2
         back = (pos - half) % window
-        acked = fl[f, FL_SND_UNA] - seq_ring[row, back, 0]
-        sent = fl[f, FL_SND_NXT] - seq_ring[row, back, 1]
+        acked = fw[row, FW_SND_UNA] - seq_ring[row, back, 0]
+        sent = fw[row, FW_SND_NXT] - seq_ring[row, back, 1]
         ff[row, FF_GOODPUT] = acked / (half * ci[CI_STEADY_INTERVAL])
         # the bytes in flight must hold still: while a queue drains, ACKs come faster than the flow sends,
         # and a skip at that goodput would outrun the flow (a TIMELY incast finished 27 % early)
@@ -270,7 +270,7 @@ def steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, pa
             wake = end if wake == 0 or end < wake else wake
         else:
             frozen = False
-            if fl[f, FL_SND_UNA] > 0:
+            if fw[fl[f, FL_SLOT], FW_SND_UNA] > 0:
                 # frozen partitions keep their windows until the skip ends; a window starts once the ACK clock runs
                 _sample_flow(fl, ff, fw, ci, cf, rate_ring, seq_ring, parts, f, fl[f, FL_SLOT], now)
         steady = steady or fw[fl[f, FL_SLOT], FW_STEADY] > 0

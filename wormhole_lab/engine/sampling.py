@@ -15,17 +15,19 @@ from wormhole_lab.engine.layout import (
     EV_STEADY_SAMPLE,
     FF_ALPHA,
     FF_U,
-    FL_MAX_RATE,
     FL_PART,
-    FL_RATE,
-    FL_SKIP_CURRENT,
+    FL_SIZE,
     FL_SLOT,
-    FL_SND_NXT,
-    FL_SND_UNA,
     FL_STATE,
     FL_WIN,
     FS_ACTIVE,
+    FS_DONE,
     FW_LAST_RTT,
+    FW_MAX_RATE,
+    FW_RATE,
+    FW_SKIP_CURRENT,
+    FW_SND_NXT,
+    FW_SND_UNA,
     FW_TARGET,
     G_DONE_COUNT,
     G_FINAL_SAMPLED,
@@ -108,26 +110,29 @@ def sample(g, events, pt, fl, ff, fw, ci, tel_time, tel_port, tel_flow, sel_port
         tel_port[row, i, TP_ECN_MARKS] = pt[p, PT_ECN_MARKS]
     for j in range(sel_flows.shape[0]):
         f = sel_flows[j]
-        window = fl[f, FL_WIN]
-        if ci[CI_VAR_WIN] and window > 0 and fl[f, FL_MAX_RATE] > 0:  # max rate is 0 until the flow starts
-            window = max(1, window * fl[f, FL_RATE] // fl[f, FL_MAX_RATE])
-        tel_flow[row, j, TF_ACTIVE] = fl[f, FL_STATE] == FS_ACTIVE
-        tel_flow[row, j, TF_RATE] = fl[f, FL_RATE]
-        tel_flow[row, j, TF_WINDOW] = window
-        acked = fl[f, FL_SND_UNA]
-        if fl[f, FL_PART] >= 0:
-            acked -= np.int64((1.0 - _skip_progress(parts, fl[f, FL_PART], now)) * fl[f, FL_SKIP_CURRENT])
-        tel_flow[row, j, TF_ACKED] = acked
-        tel_flow[row, j, TF_INFLIGHT] = fl[f, FL_SND_NXT] - fl[f, FL_SND_UNA]
         s = fl[f, FL_SLOT]
-        if s >= 0:  # the CCA's state lives in the flow's slot while it is active (telemetry masks the rest)
+        active = fl[f, FL_STATE] == FS_ACTIVE
+        tel_flow[row, j, TF_ACTIVE] = active
+        # a flow's sender state lives in its slot while it is active; before and after, nothing is sent or in flight
+        window = fl[f, FL_WIN]
+        if active:
+            if ci[CI_VAR_WIN] and window > 0:
+                window = max(1, window * fw[s, FW_RATE] // fw[s, FW_MAX_RATE])
+            acked = fw[s, FW_SND_UNA]
+            if fl[f, FL_PART] >= 0:
+                acked -= np.int64((1.0 - _skip_progress(parts, fl[f, FL_PART], now)) * fw[s, FW_SKIP_CURRENT])
+            tel_flow[row, j, TF_RATE] = fw[s, FW_RATE]
+            tel_flow[row, j, TF_ACKED] = acked
+            tel_flow[row, j, TF_INFLIGHT] = fw[s, FW_SND_NXT] - fw[s, FW_SND_UNA]
             tel_flow[row, j, TF_ALPHA] = ff[s, FF_ALPHA]
             tel_flow[row, j, TF_TARGET] = fw[s, FW_TARGET]
             tel_flow[row, j, TF_U] = ff[s, FF_U]
             tel_flow[row, j, TF_RTT] = fw[s, FW_LAST_RTT]
         else:
-            for c in (TF_ALPHA, TF_TARGET, TF_U, TF_RTT):
+            tel_flow[row, j, TF_ACKED] = fl[f, FL_SIZE] if fl[f, FL_STATE] == FS_DONE else 0
+            for c in (TF_RATE, TF_INFLIGHT, TF_ALPHA, TF_TARGET, TF_U, TF_RTT):
                 tel_flow[row, j, c] = 0.0
+        tel_flow[row, j, TF_WINDOW] = window
         tel_flow[row, j, TF_SKIPPING] = fl[f, FL_PART] >= 0 and parts[fl[f, FL_PART], PA_SKIP_END] > now
     g[G_TEL_ROW] = row + 1
     end = ci[CI_SAMPLE_END]

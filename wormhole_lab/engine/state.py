@@ -35,6 +35,16 @@ MAX_PACKETS = 1 << 24  # about 1.6 GB of packet rows: beyond it a run stops with
 MAX_EVENTS = 1 << 26
 
 
+def slots_of(fl: np.ndarray, flows: np.ndarray) -> np.ndarray:
+    """The slots of ``flows``, which must all be sending (started, and not yet dropped by their NIC): checked, as a slot
+    of -1 would read the pool's last row."""
+    slots = fl[flows, L.FL_SLOT]
+    if (slots < 0).any():
+        f = int(np.asarray(flows).reshape(-1)[np.flatnonzero(np.asarray(slots).reshape(-1) < 0)[0]])
+        raise RuntimeError(f"flow {f} has no sending state (its state is {int(fl[f, L.FL_STATE])})")
+    return slots
+
+
 class ResourceLimitError(RuntimeError):
     """A bounded buffer (packet pool, event queue) would exceed its hard limit."""
 
@@ -311,6 +321,10 @@ def build_state(
     ``base_rtt_ns`` per flow is HPCC's EWMA horizon (maxRtt with GLOBAL_T). ``merge_tx_done=False`` puts every
     switch port's TX_DONE in the event queue (the same results, more events: see port.py)."""
     n_ports, n_flows = topo.n_ports, len(flows)
+    if n_flows > np.iinfo(np.int32).max:
+        raise InputError(
+            "flows", f"{n_flows} flows: the engine keeps dependants as 32-bit flow ids", "split the scenario"
+        )
     need = estimate_bytes(n_flows, n_ports, topo.n_nodes, len(paths.data_ports) + len(paths.ack_ports))
     if cfg.memory_cap_bytes and need > cfg.memory_cap_bytes:
         raise InputError(
@@ -388,7 +402,7 @@ def build_state(
         L.FL_SLOT: -1,
     })  # fmt: skip
     child_offset = flows.dependant_offset()
-    children = np.empty(len(flows.dep_ids), dtype=np.int64)
+    children = np.empty(len(flows.dep_ids), dtype=np.int32)  # flow ids: 4 B per dependency edge, not 8
     qp.fill_dependants(
         np.ascontiguousarray(flows.dep_offset, dtype=np.int64), np.ascontiguousarray(flows.dep_ids, dtype=np.int64),
         child_offset[:-1].copy(), children,
@@ -436,6 +450,6 @@ def build_state(
         rate_ring=np.zeros((fw.shape[0], 1), dtype=np.float64),
         seq_ring=np.zeros((fw.shape[0], 1, 2), dtype=np.int64),
         flow_log=np.zeros((1, L.FLOG_N), dtype=np.int64),
-        pm_flow=np.full((1, 1), -1, dtype=np.int64),
+        pm_flow=np.full((1, 1), -1, dtype=np.int32),
         pm_part=np.full((1, 1), -1, dtype=np.int64),
     )

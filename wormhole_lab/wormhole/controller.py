@@ -17,6 +17,7 @@ import wormhole_lab
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.rate_window import mark_candidates
+from wormhole_lab.engine.state import slots_of
 from wormhole_lab.wormhole import partition as P
 from wormhole_lab.wormhole.audit import METHOD, Auditor
 from wormhole_lab.wormhole.fastforward import STATE_SHAPE, FastForward, cca_state
@@ -39,12 +40,12 @@ class Watch(NamedTuple):
     ids: np.ndarray
     rates: np.ndarray
     start: np.ndarray  # per flow, bytes sent and out of the queues at t0 (FastForward.unqueued)
-    marked: bool  # its flows carry marks (FL_MARK): it may be stored before it settles
+    marked: bool  # its flows carry marks (FW_MARK): it may be stored before it settles
 
 
 @kernel
-def _mark_if_fresh(fl, flows, left):
-    """Give each of ``flows`` a mark ``left`` bytes before its end (``FL_MARK``) if all of them have more than that to
+def _mark_if_fresh(fl, fw, flows, left):
+    """Give each of ``flows`` a mark ``left`` bytes before its end (``FW_MARK``) if all of them have more than that to
     send and none has had anything acknowledged; True when it did.
 
     An outcome that has not settled depends on the state the partition formed in, which its FCG holds only for
@@ -52,10 +53,11 @@ def _mark_if_fresh(fl, flows, left):
     does not: an HPCC incast's last three flows, taken from the memo DB then, came out of it on other shares than
     packet mode's (each later flow of the incast up to 8.8 % off)."""
     for f in flows:
-        if fl[f, L.FL_SIZE] - left <= fl[f, L.FL_SND_NXT] or fl[f, L.FL_SND_UNA] != 0:
+        s = fl[f, L.FL_SLOT]
+        if fl[f, L.FL_SIZE] - left <= fw[s, L.FW_SND_NXT] or fw[s, L.FW_SND_UNA] != 0:
             return False
     for f in flows:
-        fl[f, L.FL_MARK] = fl[f, L.FL_SIZE] - left
+        fw[fl[f, L.FL_SLOT], L.FW_MARK] = fl[f, L.FL_SIZE] - left
     return True
 
 
@@ -172,10 +174,10 @@ class WormholeController:
         loop over them does (memo jumps, marks) changes it: partitions share no flow and no port, and the loop
         stores nothing in the memo DB."""
         flows, offsets = self.partitions.members_of(parts)
-        rates = self.state.fl[flows, L.FL_RATE]
+        slots = slots_of(self.state.fl, flows)
+        rates = self.state.fw[slots, L.FW_RATE]
         labels = self.lookup.labels_of(flows, rates)
-        fl = self.state.fl
-        left = np.minimum.reduceat(fl[flows, L.FL_SIZE] - fl[flows, L.FL_SND_NXT], offsets[:-1])
+        left = np.minimum.reduceat(self.state.fl[flows, L.FL_SIZE] - self.state.fw[slots, L.FW_SND_NXT], offsets[:-1])
         spent = left < self.state.ci[L.CI_QUIET_TAIL]
         sorted_labels = labels.copy()
         sort_segments(sorted_labels, offsets)
@@ -229,15 +231,17 @@ class WormholeController:
 
     def _watch(self, part: int, now: int, ids: np.ndarray, rates: np.ndarray, start: np.ndarray) -> None:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
-        end first, up to there (the kernel returns when a flow passes its ``FL_MARK``). ``start``: its flows'
+        end first, up to there (the kernel returns when a flow passes its ``FW_MARK``). ``start``: its flows'
         ``FastForward.unqueued`` now."""
-        marked = _mark_if_fresh(self.state.fl, ids, MARK_TAILS * self.ff.tail_bytes)
+        slots_of(self.state.fl, ids)  # checks that they are all sending
+        marked = _mark_if_fresh(self.state.fl, self.state.fw, ids, MARK_TAILS * self.ff.tail_bytes)
         self.pending[part] = Watch(now, ids, rates, start, marked)
 
     def _unwatch(self, part: int) -> Watch | None:
         watch = self.pending.pop(part, None)
         if watch is not None:
-            self.state.fl[watch.ids, L.FL_MARK] = 0
+            slots = self.state.fl[watch.ids, L.FL_SLOT]
+            self.state.fw[slots[slots >= 0], L.FW_MARK] = 0  # a flow that gave its slot back took its mark along
         return watch
 
     def _unchanged(self, part: int, watch: Watch) -> bool:
@@ -247,11 +251,10 @@ class WormholeController:
     def _on_marks(self, now: int) -> None:
         """A watched partition's member passed its mark: store the outcome up to here, as one that has not
         settled. Watches whose partition changed meanwhile are dropped."""
-        fl = self.state.fl
         for part, watch in list(self.pending.items()):
             if not self._unchanged(part, watch):
                 self._unwatch(part)
-            elif watch.marked and (fl[watch.ids, L.FL_MARK] == 0).any():
+            elif watch.marked and (self.state.fw[slots_of(self.state.fl, watch.ids), L.FW_MARK] == 0).any():
                 self._record(part, now, settled=False)
 
     def _take(self, parts: np.ndarray, which: np.ndarray, looks: Looks, now: int, horizon: int) -> None:

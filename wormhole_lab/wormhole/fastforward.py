@@ -17,6 +17,7 @@ from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.cca.dcqcn import resume_timers
 from wormhole_lab.engine.jit import kernel
 from wormhole_lab.engine.offset import offset_partitions
+from wormhole_lab.engine.state import slots_of
 from wormhole_lab.wormhole.flow_paths import FlowPaths
 from wormhole_lab.wormhole.grown import Grown
 from wormhole_lab.wormhole.queued import queued_on_paths
@@ -50,10 +51,8 @@ _GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps eac
 
 def cca_state(state, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What a memo entry stores of active ``flows``' CCA state: integers and floats, ``STATE_SHAPE`` per flow."""
-    slots = state.fl[flows, L.FL_SLOT]
-    # a slot of -1 would read the pool's last row: the members of a live partition are active, so hold slots
-    assert (slots >= 0).all(), "memo state asked of a flow that is not active"
-    ints = np.column_stack([state.fl[flows, L.FL_RATE], state.fw[slots][:, _STATE_FW]])
+    slots = slots_of(state.fl, flows)
+    ints = np.column_stack([state.fw[slots, L.FW_RATE], state.fw[slots][:, _STATE_FW]])
     return ints, state.ff[slots][:, _STATE_FLOAT]
 
 
@@ -140,10 +139,10 @@ def _add_skipped_events(total, adv, flows, hops, payload):
 
 
 @kernel
-def _has_room(fl, flows, moved, tail):
+def _has_room(fl, fw, flows, moved, tail):
     """Every one of ``flows`` has more than ``moved`` bytes and a ``tail`` left to send."""
     for i in range(len(flows)):
-        if moved[i] > fl[flows[i], L.FL_SIZE] - fl[flows[i], L.FL_SND_NXT] - tail:
+        if moved[i] > fl[flows[i], L.FL_SIZE] - fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] - tail:
             return False
     return True
 
@@ -162,13 +161,13 @@ def _restore(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, 
         f = flows[i]
         s = fl[f, L.FL_SLOT]
         restarts = fw[s, L.FW_FIRST_CNP] == 1 and state_int[i, first] == 0
-        fl[f, L.FL_RATE] = state_int[i, 0]
+        fw[s, L.FW_RATE] = state_int[i, 0]
         for c in range(len(fw_cols)):
             fw[s, fw_cols[c]] = state_int[i, 1 + c]
         for c in range(len(float_cols)):
             ff[s, float_cols[c]] = state_float[i, c]
         if dcqcn and restarts:
-            resume_timers(g, events, fl, ci, f, resume_at)
+            resume_timers(g, events, fl, fw, ci, f, resume_at)
 
 
 @kernel
@@ -183,11 +182,11 @@ def _take_stored(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_co
 
 
 @kernel
-def _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+def _memo_fits(fl, fw, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
     """``_plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start joins before the
     first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from ``sent``; else the
     transient's end)."""
-    if not _has_room(fl, flows, moved, tail):
+    if not _has_room(fl, fw, flows, moved, tail):
         return False
     after = _until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
     return _next_known_start(offsets, times, starters, fl, ports, now) - now - t_conv >= after
@@ -201,7 +200,7 @@ def _base_cap(fl, path_ports, flows, count, first):
 
 
 @kernel
-def _plan_memo(fl, path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv, settled, tail,
+def _plan_memo(fl, fw, path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv, settled, tail,
                payload, horizon, min_skip, first, count, sent):  # fmt: skip
     """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
     ``settled``, went on at ``goodput``, bytes/ps), is taken for their partition (on ``ports``) at ``now``: (-1, 0)
@@ -209,27 +208,27 @@ def _plan_memo(fl, path_ports, offsets, times, starters, ports, flows, moved, go
     ``FastForward._span`` measures any (0: none), and that skip's cap (``_base_cap``'s: a partition that just formed
     has no skip history). ``sent``: scratch of at least a flow per member."""
     for i in range(len(flows)):
-        sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i]
-    if not _memo_fits(fl, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+        sent[i] = fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] + moved[i]
+    if not _memo_fits(fl, fw, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
         return -1, 0
     if not settled:
         return 0, 0
     for i in range(len(flows)):
-        sent[i] = fl[flows[i], L.FL_SND_NXT] + moved[i] // payload * payload
+        sent[i] = fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] + moved[i] // payload * payload
     cap = _base_cap(fl, path_ports, flows, count, first)
     return _skip_span(fl, offsets, times, starters, ports, flows, goodput, sent, now + t_conv, tail, horizon, min_skip,
                       cap), cap  # fmt: skip
 
 
 @kernel
-def _plan_hits(fl, path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved, goodput,
+def _plan_hits(fl, fw, path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved, goodput,
                t_conv, settled, now, tail, payload, horizon, min_skip, first, count, sent, dt, cap):  # fmt: skip
     """``_plan_memo`` of every stored transient k, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (and their
     ``moved`` and ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, into ``dt[k]`` and ``cap[k]``."""
     for k in range(len(t_conv)):
         a, b = flow_offsets[k], flow_offsets[k + 1]
         on = ports[port_offsets[k] : port_offsets[k + 1]]
-        dt[k], cap[k] = _plan_memo(fl, path_ports, offsets, times, starters, on, flows[a:b], moved[a:b],
+        dt[k], cap[k] = _plan_memo(fl, fw, path_ports, offsets, times, starters, on, flows[a:b], moved[a:b],
                                    goodput[a:b], now, t_conv[k], settled[k], tail, payload, horizon, min_skip, first,
                                    count, sent)  # fmt: skip
 
@@ -383,7 +382,7 @@ class FastForward:
         s = self.state
         queued = np.zeros(len(flows), dtype=np.int64)
         queued_on_paths(s.fl, s.pt, s.pk, s.path_ports, flows, self._port_count, self._port_touched, queued)
-        return s.fl[flows, L.FL_SND_NXT] - queued
+        return s.fw[slots_of(s.fl, flows), L.FW_SND_NXT] - queued
 
     def fit(self) -> None:
         """Rows for every partition id of the state's ``parts``, which the partitioning layer grows as it needs ids
@@ -478,8 +477,9 @@ class FastForward:
     def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
         flows = np.array(members, dtype=np.int64)
-        rates = self.state.ff[self.state.fl[flows, L.FL_SLOT], L.FF_GOODPUT] * CREDIT_SCALE  # bytes per ps
-        dt = self._span(part, flows, rates, self.state.fl[flows, L.FL_SND_NXT], ports, now, horizon)
+        slots = slots_of(self.state.fl, flows)
+        rates = self.state.ff[slots, L.FF_GOODPUT] * CREDIT_SCALE  # bytes per ps
+        dt = self._span(part, flows, rates, self.state.fw[slots, L.FW_SND_NXT], ports, now, horizon)
         if not dt:
             return False
         if self.auditor is not None:
@@ -508,7 +508,7 @@ class FastForward:
         goodput = np.ascontiguousarray(state_float[:, _GOODPUT])
         t_conv, settled = stored.t_conv[entries], stored.settled[entries]
         dt, cap = np.empty(len(entries), dtype=np.int64), np.empty(len(entries), dtype=np.int64)
-        _plan_hits(s.fl, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
+        _plan_hits(s.fl, s.fw, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
                    goodput, t_conv, settled, now, self.tail_bytes, self.payload, horizon, self.min_skip_ps,
                    FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent, dt, cap)  # fmt: skip
         fits = dt >= 0

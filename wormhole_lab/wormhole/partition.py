@@ -362,7 +362,7 @@ class Partitions:
         self._state = state
         n, n_ports = len(state.fl), len(state.pt)
         ids = len(state.parts) - 1  # its last row is the bucket of flows not placed yet
-        self._flow = np.full((n, 5), -1, dtype=np.int64)
+        self._flow = np.full((n, 5), -1, dtype=np.int32)  # flow and partition ids, sizes: 20 B per flow
         self._part = np.zeros((ids + 1, 4), dtype=np.int64)  # a row for the bucket too, so it grows as parts does
         self._part[:, _HEAD] = -1
         state.pm_flow, state.pm_part = self._flow, self._part

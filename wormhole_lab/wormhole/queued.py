@@ -5,6 +5,7 @@ import numpy as np
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.state import slots_of
 
 
 def unqueued_bytes(state, flows: np.ndarray, ports) -> np.ndarray:
@@ -19,7 +20,7 @@ def unqueued_bytes(state, flows: np.ndarray, ports) -> np.ndarray:
     """
     queued = np.zeros(len(flows), dtype=np.int64)
     _queued_payload(state.pt, state.pk, np.asarray(ports, dtype=np.int64), flows, queued)
-    return state.fl[flows, L.FL_SND_NXT] - queued
+    return state.fw[slots_of(state.fl, flows), L.FW_SND_NXT] - queued
 
 
 @kernel

@@ -24,7 +24,7 @@ def drive(cnp_times, until, clamp=False):
     fl = np.zeros((1, L.FL_N), dtype=np.int64)  # flow 0 holds slot 0 of fw and ff
     fw = np.zeros((1, L.FW_N), dtype=np.int64)
     ff = np.zeros((1, L.FF_N))
-    fl[0, L.FL_RATE] = fl[0, L.FL_MAX_RATE] = LINE
+    fw[0, L.FW_RATE] = fw[0, L.FW_MAX_RATE] = LINE
     dcqcn.init(fl, ff, fw, 0)
     g = np.zeros(L.G_N, dtype=np.int64)
     events = wheel.new_events(g, 4096)  # stale increase timers pile up: room for them
@@ -43,10 +43,10 @@ def drive(cnp_times, until, clamp=False):
                 return log
             now, kind, b = events[r, L.E_TIME], events[r, L.E_KIND], events[r, L.E_B]
             wheel.take(g, events, r)
-            generation = fl[0, L.FL_RP_GEN] if kind == L.EV_DCQCN_INCREASE else fl[0, L.FL_TIMER_GEN]
+            generation = fw[0, L.FW_RP_GEN] if kind == L.EV_DCQCN_INCREASE else fw[0, L.FW_TIMER_GEN]
             if b == generation:
                 dcqcn.on_timer(g, events, fl, ff, fw, ci, cf, 0, kind, now)
-        entry = (int(now), int(fl[0, L.FL_RATE]), int(fw[0, L.FW_TARGET]))
+        entry = (int(now), int(fw[0, L.FW_RATE]), int(fw[0, L.FW_TARGET]))
         if not log or entry[1:] != log[-1][1:]:
             log.append(entry)
 

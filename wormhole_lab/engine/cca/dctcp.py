@@ -12,15 +12,15 @@ from wormhole_lab.engine.layout import (
     CI_MIN_RATE,
     CI_PAYLOAD,
     FF_ALPHA,
-    FL_MAX_RATE,
-    FL_RATE,
     FL_SLOT,
-    FL_SND_NXT,
     FW_BATCH,
     FW_CA_STATE,
     FW_ECN_CNT,
     FW_HIGH_SEQ,
     FW_LAST_UPDATE_SEQ,
+    FW_MAX_RATE,
+    FW_RATE,
+    FW_SND_NXT,
     PK_ECN,
     PK_SEQ,
 )
@@ -45,19 +45,19 @@ def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
     if ack_seq > fw[s, FW_LAST_UPDATE_SEQ]:
         new_batch = True
         if fw[s, FW_LAST_UPDATE_SEQ] == 0:
-            fw[s, FW_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
-            fw[s, FW_BATCH] = fl[f, FL_SND_NXT] // mtu + 1
+            fw[s, FW_LAST_UPDATE_SEQ] = fw[s, FW_SND_NXT]
+            fw[s, FW_BATCH] = fw[s, FW_SND_NXT] // mtu + 1
         else:
             frac = min(1.0, fw[s, FW_ECN_CNT] / fw[s, FW_BATCH])
             ff[s, FF_ALPHA] = (1.0 - cf[CF_G]) * ff[s, FF_ALPHA] + cf[CF_G] * frac
-            fw[s, FW_LAST_UPDATE_SEQ] = fl[f, FL_SND_NXT]
+            fw[s, FW_LAST_UPDATE_SEQ] = fw[s, FW_SND_NXT]
             fw[s, FW_ECN_CNT] = 0
-            fw[s, FW_BATCH] = (fl[f, FL_SND_NXT] - ack_seq) // mtu + 1
+            fw[s, FW_BATCH] = (fw[s, FW_SND_NXT] - ack_seq) // mtu + 1
     if fw[s, FW_CA_STATE] == 1 and ack_seq > fw[s, FW_HIGH_SEQ]:
         fw[s, FW_CA_STATE] = 0
     if cnp and fw[s, FW_CA_STATE] == 0:
         fw[s, FW_CA_STATE] = 1
-        fw[s, FW_HIGH_SEQ] = fl[f, FL_SND_NXT]
-        fl[f, FL_RATE] = max(ci[CI_MIN_RATE], int(fl[f, FL_RATE] * (1.0 - ff[s, FF_ALPHA] / 2.0)))
+        fw[s, FW_HIGH_SEQ] = fw[s, FW_SND_NXT]
+        fw[s, FW_RATE] = max(ci[CI_MIN_RATE], int(fw[s, FW_RATE] * (1.0 - ff[s, FF_ALPHA] / 2.0)))
     if fw[s, FW_CA_STATE] == 0 and new_batch:
-        fl[f, FL_RATE] = min(fl[f, FL_MAX_RATE], fl[f, FL_RATE] + ci[CI_DCTCP_RATE_AI])
+        fw[s, FW_RATE] = min(fw[s, FW_MAX_RATE], fw[s, FW_RATE] + ci[CI_DCTCP_RATE_AI])

@@ -22,16 +22,16 @@ from wormhole_lab.engine.layout import (
     FF_HOP_U,
     FF_U,
     FL_BASE_RTT,
-    FL_MAX_RATE,
-    FL_RATE,
     FL_SLOT,
-    FL_SND_NXT,
     FL_WIN,
     FW_CUR_RATE,
     FW_HOP_BASE,
     FW_HOP_RC,
     FW_HOP_STAGE,
     FW_LAST_UPDATE_SEQ,
+    FW_MAX_RATE,
+    FW_RATE,
+    FW_SND_NXT,
     FW_STAGE,
     INT_BYTE_UNIT,
     INT_BYTES,
@@ -54,32 +54,32 @@ from wormhole_lab.engine.nic import change_rate
 def init(fl, ff, fw, f):
     """The CCA's starting state in the flow's slot, which arrives zeroed (``slots.take``)."""
     s = fl[f, FL_SLOT]
-    fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
+    fw[s, FW_CUR_RATE] = fw[s, FW_RATE]
     ff[s, FF_U] = 1.0
     for h in range(INT_MAX_HOPS):
         ff[s, FF_HOP_U + h] = 1.0
-        fw[s, FW_HOP_RC + h] = fl[f, FL_RATE]
+        fw[s, FW_HOP_RC + h] = fw[s, FW_RATE]
 
 
 @kernel
-def _bounded(fl, ci, f, rate):
-    return min(max(rate, ci[CI_MIN_RATE]), fl[f, FL_MAX_RATE])
+def _bounded(fw, ci, s, rate):
+    return min(max(rate, ci[CI_MIN_RATE]), fw[s, FW_MAX_RATE])
 
 
 @kernel
-def _next_rate(fl, ci, cf, f, reference_rate, stage, u):
+def _next_rate(fw, ci, cf, s, reference_rate, stage, u):
     """(rate, stage) from a reference rate and a utilisation: multiplicative when over target, else additive."""
     c = u / cf[CF_U_TARGET]
     if c >= 1.0 or stage >= ci[CI_MI_THRESH]:
-        return _bounded(fl, ci, f, np.int64(reference_rate / c) + ci[CI_RATE_AI]), 0
-    return _bounded(fl, ci, f, reference_rate + ci[CI_RATE_AI]), stage + 1
+        return _bounded(fw, ci, s, np.int64(reference_rate / c) + ci[CI_RATE_AI]), 0
+    return _bounded(fw, ci, s, reference_rate + ci[CI_RATE_AI]), stage + 1
 
 
 @kernel
 def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
     """UpdateRateHp: ``fast`` applies the tentative rate without committing R_c."""
     s = fl[f, FL_SLOT]
-    next_seq = fl[f, FL_SND_NXT]
+    next_seq = fw[s, FW_SND_NXT]
     nhop = pk[k, PK_INT_NHOP]
     if fw[s, FW_LAST_UPDATE_SEQ] == 0:  # first ACK: only remember the hops
         fw[s, FW_LAST_UPDATE_SEQ] = next_seq
@@ -105,7 +105,7 @@ def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
                 updated |= 1 << h
                 old_qlen = fw[s, old + INT_QLEN] * INT_QLEN_UNIT * multi
                 tx_rate = bytes_delta * 8 / (tau * 1e-9)
-                u = tx_rate / line_rate + min(qlen, old_qlen) * fl[f, FL_MAX_RATE] / line_rate / fl[f, FL_WIN]
+                u = tx_rate / line_rate + min(qlen, old_qlen) * fw[s, FW_MAX_RATE] / line_rate / fl[f, FL_WIN]
                 if not ci[CI_MULTI_RATE]:
                     if u > widest_u:
                         widest_u = u
@@ -119,14 +119,14 @@ def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
             if not ci[CI_MULTI_RATE]:
                 dt = min(widest_dt, base_rtt)
                 ff[s, FF_U] = (ff[s, FF_U] * (base_rtt - dt) + widest_u * dt) / base_rtt
-                new_rate, new_stage = _next_rate(fl, ci, cf, f, fw[s, FW_CUR_RATE], fw[s, FW_STAGE], ff[s, FF_U])
+                new_rate, new_stage = _next_rate(fw, ci, cf, s, fw[s, FW_CUR_RATE], fw[s, FW_STAGE], ff[s, FF_U])
             else:
-                new_rate = fl[f, FL_MAX_RATE]
+                new_rate = fw[s, FW_MAX_RATE]
                 new_stage = fw[s, FW_STAGE]
                 for h in range(nhop):
                     if updated & (1 << h):
                         rate_h, stage_h = _next_rate(
-                            fl, ci, cf, f, fw[s, FW_HOP_RC + h], fw[s, FW_HOP_STAGE + h], ff[s, FF_HOP_U + h]
+                            fw, ci, cf, s, fw[s, FW_HOP_RC + h], fw[s, FW_HOP_STAGE + h], ff[s, FF_HOP_U + h]
                         )
                         if not fast:
                             fw[s, FW_HOP_RC + h] = rate_h
@@ -134,7 +134,7 @@ def _update(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now, fast):
                     else:
                         rate_h = fw[s, FW_HOP_RC + h]
                     new_rate = min(new_rate, rate_h)
-            change_rate(g, events, pt, fl, ci, f, new_rate, now)
+            change_rate(g, events, pt, fl, fw, ci, f, new_rate, now)
             if not fast:
                 fw[s, FW_CUR_RATE] = new_rate
                 fw[s, FW_STAGE] = new_stage

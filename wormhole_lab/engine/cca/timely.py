@@ -18,13 +18,13 @@ from wormhole_lab.engine.layout import (
     CI_T_HIGH,
     CI_T_LOW,
     FF_RTT_DIFF,
-    FL_MAX_RATE,
-    FL_RATE,
     FL_SLOT,
-    FL_SND_NXT,
     FW_CUR_RATE,
     FW_LAST_RTT,
     FW_LAST_UPDATE_SEQ,
+    FW_MAX_RATE,
+    FW_RATE,
+    FW_SND_NXT,
     FW_STAGE,
     PK_SEQ,
     PK_TS,
@@ -37,7 +37,7 @@ HAI_AFTER = 5  # consecutive increases before hyper increase (rdma-hw.cc)
 def init(fl, ff, fw, f):
     """The CCA's starting state in the flow's slot, which arrives zeroed (``slots.take``)."""
     s = fl[f, FL_SLOT]
-    fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
+    fw[s, FW_CUR_RATE] = fw[s, FW_RATE]
 
 
 @kernel
@@ -46,7 +46,7 @@ def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
     if pk[k, PK_SEQ] <= fw[s, FW_LAST_UPDATE_SEQ]:
         return  # the reference's TIMELY has no per-ACK reaction
     rtt = now - pk[k, PK_TS]
-    next_seq = fl[f, FL_SND_NXT]
+    next_seq = fw[s, FW_SND_NXT]
     if fw[s, FW_LAST_UPDATE_SEQ] != 0:
         alpha = cf[CF_TIMELY_ALPHA]
         beta = cf[CF_TIMELY_BETA]
@@ -64,12 +64,12 @@ def on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now):
             c = max(0.0, 1.0 - beta * gradient)
         if increase:
             step = ci[CI_RATE_AI] if fw[s, FW_STAGE] < HAI_AFTER else ci[CI_RATE_HAI]
-            fl[f, FL_RATE] = min(fw[s, FW_CUR_RATE] + step, fl[f, FL_MAX_RATE])
+            fw[s, FW_RATE] = min(fw[s, FW_CUR_RATE] + step, fw[s, FW_MAX_RATE])
             fw[s, FW_STAGE] += 1
         else:
-            fl[f, FL_RATE] = max(ci[CI_MIN_RATE], np.int64(fw[s, FW_CUR_RATE] * c))
+            fw[s, FW_RATE] = max(ci[CI_MIN_RATE], np.int64(fw[s, FW_CUR_RATE] * c))
             fw[s, FW_STAGE] = 0
-        fw[s, FW_CUR_RATE] = fl[f, FL_RATE]
+        fw[s, FW_CUR_RATE] = fw[s, FW_RATE]
         ff[s, FF_RTT_DIFF] = rtt_diff
     if next_seq > fw[s, FW_LAST_UPDATE_SEQ]:
         fw[s, FW_LAST_UPDATE_SEQ] = next_seq
