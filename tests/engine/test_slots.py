@@ -1,4 +1,5 @@
-"""The pool of wide-state rows active flows hold: taken at a start, given back at the completion, grown on demand."""
+"""The pool of sending-state rows started flows hold: taken at a start, given back when the NIC drops the finished
+QP from its round robin, grown on demand."""
 
 import json
 from pathlib import Path
@@ -40,12 +41,18 @@ def chain(n=40, size=50_000):
 
 
 def check_slots(state):
-    """Active flows hold distinct slots, the others none, and every other slot is on the free list."""
-    fl, g = state.fl, state.g
+    """The flows in their NICs' round robins (the active ones, and finished ones not dropped yet) hold distinct slots,
+    the others none, and every other slot is on the free list."""
+    fl, g, pt = state.fl, state.g, state.pt
+    listed = np.concatenate(
+        [state.port_qps[b : b + n] for b, n in zip(pt[:, L.PT_QP_BEGIN], pt[:, L.PT_QP_COUNT], strict=True)]
+    )
     active = state.active[: g[L.G_N_ACTIVE]]
-    held = fl[active, L.FL_SLOT]
+    assert np.isin(active, listed).all()
+    assert (fl[listed, L.FL_STATE] != L.FS_PENDING).all()
+    held = fl[listed, L.FL_SLOT]
     assert (held >= 0).all() and len(np.unique(held)) == len(held)
-    others = np.setdiff1d(np.arange(len(fl)), active)
+    others = np.setdiff1d(np.arange(len(fl)), listed)
     assert (fl[others, L.FL_SLOT] == -1).all()
     free, s = [], g[L.G_SLOT_FREE]
     while s >= 0:
@@ -54,6 +61,20 @@ def check_slots(state):
     assert len(free) == g[L.G_SLOT_FREE_COUNT] == len(state.fw) - len(held)
     assert len(state.ff) == len(state.fw) == len(state.rate_ring)  # the slot-indexed tables grow together
     assert not set(free) & set(held.tolist())
+    return int((fl[listed, L.FL_STATE] == L.FS_DONE).sum())
+
+
+def test_a_finished_qp_keeps_its_slot_until_its_nic_drops_it_and_no_longer():
+    """One host sends to six others, flows of different sizes: a QP that finishes while its NIC serves the others
+    stays in the round robin, with its sending state, until the NIC's scan passes it; then the slot is free."""
+    sizes = [300_000, 120_000, 500_000, 60_000, 220_000, 400_000]
+    flows = make_flows(np.zeros(N, dtype=int), np.arange(1, N + 1), sizes, 0)
+    state = prepare(Scenario(star(N + 1), flows, preset("hp"), telemetry=Telemetry.off())).state
+    lingering = 0
+    while advance(state, state.now_ps + 20_000) != "all_done":
+        lingering += check_slots(state)
+    assert lingering > 0  # a finished QP was seen still listed, holding its slot
+    assert state.g[L.G_SLOT_FREE_COUNT] >= len(state.fw) - 1  # at most the last flow's QP is left listed
 
 
 @pytest.mark.parametrize("cca", ["hp", "dcqcn"])
