@@ -44,7 +44,7 @@ from wormhole_lab.engine.wheel import push
 
 @kernel
 def start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, f, now):
-    """The QP joins its NIC's round robin at line rate and the active list and takes a slot of wide state;
+    """The QP joins its NIC's round robin at line rate and the active list and takes a slot of sending state;
     returns the NIC port to kick."""
     port = path_ports[fl[f, FL_PATH_BEGIN]]
     fl[f, FL_ACTIVE_POS] = g[G_N_ACTIVE]

@@ -27,7 +27,7 @@ PFC_SHIFT_AT_NIC_RATE = 3  # third.cc: dynamic threshold alpha = 1/8 for ports a
 
 INITIAL_PACKETS = 4096  # the tables start small and double on demand
 INITIAL_SPARE_EVENTS = 4096
-INITIAL_SLOTS = 1024  # rows of wide state for active flows, doubled when a start finds none free
+INITIAL_SLOTS = 1024  # rows of sending state for started flows, doubled when a start finds none free
 INITIAL_PARTITION_IDS = 1024  # rows of parts (but the bucket's), grown by the partitioning layer as it needs ids
 INITIAL_PFC_ROWS = 1024
 FLOW_LOG_ROWS = 16384  # a full flow log makes the kernel return, so this bounds the batch, not the run
@@ -67,7 +67,7 @@ class EngineState:
     nd: np.ndarray
     fl: np.ndarray
     ff: np.ndarray  # [slot, FF_*] its floating-point part
-    fw: np.ndarray  # [slot, FW_*] the wide state of active flows (slots.py); fl[f, FL_SLOT] is flow f's row
+    fw: np.ndarray  # [slot, FW_*] the sending state of started flows (slots.py); fl[f, FL_SLOT] is flow f's row
     port_qps: np.ndarray
     path_ports: np.ndarray
     ci: np.ndarray
