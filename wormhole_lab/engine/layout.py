@@ -155,40 +155,37 @@ ND_N = 5
 
 # --- flows (queue pairs): fl[flow, FL_*] (int64), a row per flow for its whole life: what exists before the flow
 # starts (its inputs, the dependencies it waits for), its results, and the receiver's state ---
-FL_SRC = 0
-FL_DST = 1
-FL_SIZE = 2
-FL_START = 3
-FL_PATH_BEGIN = 4  # data path: egress ports in path_ports[begin : begin + len]
-FL_PATH_LEN = 5
-FL_APATH_BEGIN = 6  # ACK path
-FL_APATH_LEN = 7
-FL_RCV_NXT = 8
-FL_STATE = 9  # FS_*
-FL_FINISH = 10  # time the last ACK reached the sender
-FL_DONE_ORDER = 11
-FL_WIN = 12  # bytes in flight allowed (0: no window)
-FL_NACK_TIMER = 13
-FL_LAST_NACK = 14
-FL_CNPS = 15  # CNPs received
-FL_RETX_BYTES = 16  # bytes sent again after a NACK or timeout
-FL_TIMEOUTS = 17
-FL_TX_BYTES = 18  # payload bytes put on the wire, retransmissions included
-FL_BASE_RTT = 19  # ns: maxRtt (GLOBAL_T) or the pair's RTT
-FL_NIC_PORT = 20  # the sender's NIC port (first port of the data path)
-FL_DEPS_LEFT = 21  # dependencies not yet completed; the flow starts when this reaches 0
-FL_GAP = 22  # compute time between the last dependency completing and the start, ps
-FL_READY_AT = 23  # latest dependency completion + gap so far
-FL_STARTED_AT = 24  # when the QP actually started (after its dependencies); -1 before
-FL_PART = 25  # partition (group) id given by the layer above; -1 when none
-FL_ACTIVE_POS = 26  # index in the active list
-FL_SKIPPED_BYTES = 27  # bytes credited by fast-forwarding rather than sent packet by packet
-FL_PKTS_SENT = 28  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
-FL_PKTS_DELIVERED = 29
-FL_PKTS_DROPPED = 30
-FL_EAGER = 31  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
-FL_SLOT = 32  # row of the flow's sending state (fw, ff, rate_ring, seq_ring) from its start until its NIC drops it
-FL_N = 33
+FL_SIZE = 0
+FL_START = 1
+FL_PATH_BEGIN = 2  # data path: egress ports in path_ports[begin : begin + len]
+FL_PATH_LEN = 3
+FL_APATH_BEGIN = 4  # ACK path
+FL_APATH_LEN = 5
+FL_RCV_NXT = 6
+FL_STATE = 7  # FS_*
+FL_FINISH = 8  # time the last ACK reached the sender
+FL_DONE_ORDER = 9
+FL_WIN = 10  # bytes in flight allowed (0: no window)
+FL_NACK_TIMER = 11
+FL_LAST_NACK = 12
+FL_CNPS = 13  # CNPs received
+FL_RETX_BYTES = 14  # bytes sent again after a NACK or timeout
+FL_TIMEOUTS = 15
+FL_BASE_RTT = 16  # ns: maxRtt (GLOBAL_T) or the pair's RTT
+FL_NIC_PORT = 17  # the sender's NIC port (first port of the data path)
+FL_DEPS_LEFT = 18  # dependencies not yet completed; the flow starts when this reaches 0
+FL_GAP = 19  # compute time between the last dependency completing and the start, ps
+FL_READY_AT = 20  # latest dependency completion + gap so far
+FL_STARTED_AT = 21  # when the QP actually started (after its dependencies); -1 before
+FL_PART = 22  # partition (group) id given by the layer above; -1 when none
+FL_ACTIVE_POS = 23  # index in the active list
+FL_SKIPPED_BYTES = 24  # bytes credited by fast-forwarding rather than sent packet by packet
+FL_PKTS_SENT = 25  # data packets put on the wire (invariant: sent = delivered + dropped + in flight)
+FL_PKTS_DELIVERED = 26
+FL_PKTS_DROPPED = 27
+FL_EAGER = 28  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
+FL_SLOT = 29  # row of the flow's sending state (fw, ff, rate_ring, seq_ring) from its start until its NIC drops it
+FL_N = 30
 
 # --- the sending state of started flows: fw[slot, FW_*] (int64) and ff[slot, FF_*] (float64) ---
 # A flow takes a slot when it starts and gives it back when its NIC drops the finished QP from its round robin (the

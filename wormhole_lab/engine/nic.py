@@ -17,7 +17,6 @@ from wormhole_lab.engine.layout import (
     FL_PKTS_SENT,
     FL_SIZE,
     FL_SLOT,
-    FL_TX_BYTES,
     FL_WIN,
     FW_LAST_PKT_WIRE,
     FW_MARK,
@@ -85,7 +84,6 @@ def _data_packet(g, pk, fl, fw, ci, f, s, now):
         fw[s, FW_MARK] = 0
         g[G_MARKED] = 1
         g[G_LOG_DUE] = 1
-    fl[f, FL_TX_BYTES] += payload
     fl[f, FL_PKTS_SENT] += 1
     return k
 

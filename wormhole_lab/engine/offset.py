@@ -32,7 +32,6 @@ from wormhole_lab.engine.layout import (
     FL_RCV_NXT,
     FL_SKIPPED_BYTES,
     FL_SLOT,
-    FL_TX_BYTES,
     FW_HIGH_SEQ,
     FW_HOP_BASE,
     FW_LAST_PROGRESS,
@@ -167,7 +166,7 @@ def offset_partitions(g, ci, events, pk, pt, fl, fw, path_ports, shift, adv, por
         data_wire = packets * (ci[CI_PAYLOAD] + ci[CI_DATA_HDR])
         _credit_ports(pt, path_ports, fl[f, FL_PATH_BEGIN], fl[f, FL_PATH_LEN], data_wire)
         _credit_ports(pt, path_ports, fl[f, FL_APATH_BEGIN], fl[f, FL_APATH_LEN], packets * ci[CI_ACK_WIRE])
-        for c in (FL_RCV_NXT, FL_TX_BYTES, FL_SKIPPED_BYTES):
+        for c in (FL_RCV_NXT, FL_SKIPPED_BYTES):
             fl[f, c] += b
         if fl[f, FL_LAST_NACK] > 0:  # sequence-valued state; 0 means "not set yet"
             fl[f, FL_LAST_NACK] += b

@@ -394,7 +394,7 @@ def build_state(
     n_deps = np.diff(flows.dep_offset)
     n_data = len(paths.data_ports)
     fl = _rows(n_flows, L.FL_N, {
-        L.FL_SRC: flows.src, L.FL_DST: flows.dst, L.FL_SIZE: flows.size, L.FL_START: flows.start_ps,
+        L.FL_SIZE: flows.size, L.FL_START: flows.start_ps,
         L.FL_PATH_BEGIN: paths.data_offset[:-1], L.FL_PATH_LEN: np.diff(paths.data_offset),
         L.FL_APATH_BEGIN: n_data + paths.ack_offset[:-1], L.FL_APATH_LEN: np.diff(paths.ack_offset),
         L.FL_WIN: window_bytes, L.FL_BASE_RTT: base_rtt_ns, L.FL_NIC_PORT: nic_port, L.FL_DEPS_LEFT: n_deps,
