@@ -1,7 +1,9 @@
 """FlowTable building: source ports numbered per host pair as the reference numbers them."""
 
 import numpy as np
+import pytest
 
+from wormhole_lab.errors import InputError
 from wormhole_lab.workload.flows import FlowBuilder, assign_sports, make_flows
 
 
@@ -43,3 +45,13 @@ def test_flows_added_one_at_a_time_and_as_arrays_keep_their_order():
     for column in ("src", "dst", "size", "start_ps", "pg", "dport", "sport", "dep_offset", "dep_ids", "gap_ps"):
         assert getattr(table, column).tolist() == getattr(expected, column).tolist(), column
     assert table.phase.tolist() == expected.phase.tolist() and table.tail_ps == 3
+
+
+def test_dependency_ids_are_kept_in_32_bits_and_one_that_does_not_fit_is_an_error():
+    """4 B per edge (an MoE iteration has ~13 per flow); an id past 32 bits would wrap into a valid-looking one."""
+    b = FlowBuilder()
+    first = b.add(0, 1, 100)
+    b.add_many([1, 2], [2, 3], [200, 300], [1, 1], [first, first], [0, 0], "ep")
+    assert b.build().dep_ids.dtype == np.int32
+    with pytest.raises(InputError, match=r"deps \(edge 1\).*flow id 4294967296 is out of range"):
+        make_flows([0, 1, 2], [1, 2, 0], [1, 1, 1], 0, deps=[(), (0,), (2**32,)])

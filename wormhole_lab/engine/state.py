@@ -404,7 +404,7 @@ def build_state(
     child_offset = flows.dependant_offset()
     children = np.empty(len(flows.dep_ids), dtype=np.int32)  # flow ids: 4 B per dependency edge, not 8
     qp.fill_dependants(
-        np.ascontiguousarray(flows.dep_offset, dtype=np.int64), np.ascontiguousarray(flows.dep_ids, dtype=np.int64),
+        np.ascontiguousarray(flows.dep_offset, dtype=np.int64), np.ascontiguousarray(flows.dep_ids, dtype=np.int32),
         child_offset[:-1].copy(), children,
     )  # fmt: skip
 

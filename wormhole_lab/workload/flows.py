@@ -5,6 +5,8 @@ from itertools import chain
 
 import numpy as np
 
+from wormhole_lab.errors import InputError
+
 
 @dataclass(frozen=True)
 class FlowTable:
@@ -27,7 +29,7 @@ class FlowTable:
     dport: np.ndarray  # int64[n]
     sport: np.ndarray  # int64[n]
     dep_offset: np.ndarray = None  # int64[n+1]; None: no dependencies
-    dep_ids: np.ndarray = None  # int64
+    dep_ids: np.ndarray = None  # int32 flow ids (4 B per edge: an MoE iteration has ~13 per flow)
     gap_ps: np.ndarray = None  # int64[n]
     phase: np.ndarray = None  # str[n]
     tail_ps: int = 0
@@ -37,7 +39,7 @@ class FlowTable:
         n = len(self.src)
         if self.dep_offset is None:
             object.__setattr__(self, "dep_offset", np.zeros(n + 1, dtype=np.int64))
-            object.__setattr__(self, "dep_ids", np.zeros(0, dtype=np.int64))
+            object.__setattr__(self, "dep_ids", np.zeros(0, dtype=np.int32))
         if self.gap_ps is None:
             object.__setattr__(self, "gap_ps", np.zeros(n, dtype=np.int64))
         if self.phase is None:
@@ -107,6 +109,17 @@ def _dep_arrays(dep_lists) -> tuple[np.ndarray, np.ndarray]:
     return counts, np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(counts.sum()))
 
 
+def _flow_ids(ids) -> np.ndarray:
+    """Dependency ids as int32 (``workload.validate`` checks them against the table); one that does not fit in 32 bits
+    is out of range for any table the engine runs, and would wrap."""
+    ids = np.asarray(ids)
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    if ids.dtype != np.int32 and len(ids) and (ids.min() < lo or ids.max() > hi):
+        j = int(np.argmax((ids < lo) | (ids > hi)))
+        raise InputError(f"deps (edge {j})", f"flow id {int(ids[j])} is out of range", "list ids of flows in the table")
+    return ids.astype(np.int32, copy=False)
+
+
 def _table(src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, phase, tail_ps) -> FlowTable:
     """The FlowTable of per-flow columns (``phase`` one string per flow) and dependencies as counts and ids."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
@@ -121,7 +134,7 @@ def _table(src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, pha
         dport=dport,
         sport=assign_sports(src, dst),
         dep_offset=dep_offset,
-        dep_ids=np.asarray(dep_ids, dtype=np.int64),
+        dep_ids=_flow_ids(dep_ids),
         gap_ps=gap_ps,
         phase=phase,
         tail_ps=int(tail_ps),
