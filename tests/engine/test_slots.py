@@ -150,7 +150,9 @@ def test_a_training_iteration_on_a_pool_of_slots_gives_the_fcts_of_a_full_row_pe
     """The FCTs, to the picosecond, that these runs gave when every flow had its own full row from the set-up on
     (commit 39f8d14, before the pool, when every skip and hit left 4 packets to the packet level). Here the pool
     starts at 4 slots: it grows during the run and every slot is handed on from flow to flow (the Wormhole runs
-    skip 96 times and hit the memo 184 times)."""
+    skip 96 times and hit the memo 184 times). The slot holds the CCA's state and the sender's (sequence numbers,
+    pacing, rate, timer generations); the flow's own row keeps only its inputs, dependencies, results and the
+    receiver's state."""
     expected = json.loads((Path(__file__).parents[1] / "data" / "engine" / "eager_rows_fct.json").read_text())[case]
     monkeypatch.setattr(engine_state, "INITIAL_SLOTS", 4)
     mode, cca = case.split("_")
