@@ -52,3 +52,17 @@ def test_samples_through_idle_time_when_asked_for_and_within_a_window():
     times = window["time"].values
     # the reference's monitor semantics: from the start, every interval, past the flows' end, to the window's end
     assert times[0] == 5 * 10**7 and times[-1] == 5 * 10**8 and len(times) == 451
+
+
+def test_a_finished_flow_reads_its_size_acknowledged_and_nothing_in_flight_after_its_slot_is_gone():
+    """A flow's sending state lives in its slot only while it sends; the samples after its end come from its row:
+    its size acknowledged, nothing in flight, no rate. The flow sharing its NIC goes on sending meanwhile."""
+    ds = run(make_flows([0, 0], [1, 2], [60_000, 600_000], [0, 0]))
+    times, end = ds["time"].values, ds["start"].values + ds["fct"].values
+    after = times > end[0]
+    assert after.sum() > 5 and (times[after] < end[1]).any()
+    acked, inflight = ds["flow_acked"].values, ds["flow_inflight"].values
+    assert (acked[after, 0] == 60_000).all() and (inflight[after, 0] == 0).all()
+    assert np.isnan(ds["flow_rate"].values[after, 0]).all()
+    sending = after & (times < end[1])
+    assert (acked[sending, 1] < 600_000).all() and (inflight[sending, 1] > 0).any()
