@@ -125,8 +125,8 @@ def select_packet(g, events, pk, pt, fl, fw, port_qps, ci, port, now):
                 port_qps[begin + kept] = f
                 kept += 1
             elif i == chosen:
-                # a finished QP can still have bytes to send (a timeout went back below an ACK in flight) and then
-                # sends below, from its slot, before giving it back
+                # a finished QP picked this turn (a timeout went back below an ACK in flight, so it has bytes to
+                # send): the packet below may still read its slot, which is given back after
                 dropped_chosen = f
             else:
                 give_back(g, fl, fw, f)
