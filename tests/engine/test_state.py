@@ -60,3 +60,20 @@ def test_telemetry_kept_in_memory_counts_against_the_cap_and_says_how_to_shrink_
     assert "stream the series to a file" in str(error.value) and "interval_ps" in str(error.value)
     streamed = Simulation(small).run(out=tmp_path / "series.nc")  # on disk, the same cap is no problem
     assert int(streamed["completed"].sum()) == 8 and streamed.sizes["time"] > 20
+
+
+def test_the_sending_state_is_asked_of_sending_flows_only(incast):
+    """``slots_of`` gives the slots of started flows; a flow not started (or dropped by its NIC) holds none, and reading
+    the pool at -1 would give another flow's state: it is an error that names the flow."""
+    from wormhole_lab.engine.runner import advance
+    from wormhole_lab.simulation import prepare
+
+    s = prepare(incast(n=4, size=50_000)).state
+    with pytest.raises(RuntimeError, match="flow 0 has no sending state: it is not started"):
+        state.slots_of(s.fl, np.arange(4))
+    advance(s, 1_000_000)  # 1 us: all four started, none finished
+    assert sorted(state.slots_of(s.fl, np.arange(4)).tolist()) == [0, 1, 2, 3]
+    while advance(s, s.now_ps + 10**9) != "all_done":
+        pass
+    with pytest.raises(RuntimeError, match="it is finished and holds no slot"):
+        state.slots_of(s.fl, np.arange(4))
