@@ -44,20 +44,19 @@ class Watch(NamedTuple):
 
 
 @kernel
-def _mark_if_fresh(fl, fw, flows, left):
-    """Give each of ``flows`` a mark ``left`` bytes before its end (``FW_MARK``) if all of them have more than that to
-    send and none has had anything acknowledged; True when it did.
+def _mark_if_fresh(fw, slots, sizes, left):
+    """Give each flow (in ``slots``, of ``sizes`` bytes) a mark ``left`` bytes before its end (``FW_MARK``) if all of
+    them have more than that to send and none has had anything acknowledged; True when it did.
 
     An outcome that has not settled depends on the state the partition formed in, which its FCG holds only for
     flows that start afresh (nothing acknowledged yet, as in a collective). Formed at a completion mid-flight, it
     does not: an HPCC incast's last three flows, taken from the memo DB then, came out of it on other shares than
     packet mode's (each later flow of the incast up to 8.8 % off)."""
-    for f in flows:
-        s = fl[f, L.FL_SLOT]
-        if fl[f, L.FL_SIZE] - left <= fw[s, L.FW_SND_NXT] or fw[s, L.FW_SND_UNA] != 0:
+    for i in range(len(slots)):
+        if sizes[i] - left <= fw[slots[i], L.FW_SND_NXT] or fw[slots[i], L.FW_SND_UNA] != 0:
             return False
-    for f in flows:
-        fw[fl[f, L.FL_SLOT], L.FW_MARK] = fl[f, L.FL_SIZE] - left
+    for i in range(len(slots)):
+        fw[slots[i], L.FW_MARK] = sizes[i] - left
     return True
 
 
@@ -233,8 +232,8 @@ class WormholeController:
         """Watch the partition's transient for the memo DB: up to a steady verdict, or, if a member nears its
         end first, up to there (the kernel returns when a flow passes its ``FW_MARK``). ``start``: its flows'
         ``FastForward.unqueued`` now."""
-        slots_of(self.state.fl, ids)  # checks that they are all sending
-        marked = _mark_if_fresh(self.state.fl, self.state.fw, ids, MARK_TAILS * self.ff.tail_bytes)
+        fl = self.state.fl
+        marked = _mark_if_fresh(self.state.fw, slots_of(fl, ids), fl[ids, L.FL_SIZE], MARK_TAILS * self.ff.tail_bytes)
         self.pending[part] = Watch(now, ids, rates, start, marked)
 
     def _unwatch(self, part: int) -> Watch | None:
