@@ -352,7 +352,6 @@ class FastForward:
         # the kernel reads a skip's credits by flow id; one array serves every skip (only its flows are set), as
         # an array per skip cost O(flows) each time and kept ~0.4 MB per skip of GPT-175B alive in the log
         self._credit = np.zeros(len(flows), dtype=np.int64)
-        self._sent = np.zeros(len(flows), dtype=np.int64)  # scratch of _plan_memo
         self._shift = np.zeros(len(state.parts), dtype=np.int64)  # per partition id, the shift being applied, ps
         self._shifts: list[tuple] = []  # (partitions, shifts, ports, flows, credits) waiting for the batch's end
         self._shifting: set[int] = set()  # the partitions in them
@@ -510,7 +509,8 @@ class FastForward:
         dt, cap = np.empty(len(entries), dtype=np.int64), np.empty(len(entries), dtype=np.int64)
         _plan_hits(s.fl, s.fw, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
                    goodput, t_conv, settled, now, self.tail_bytes, self.payload, horizon, self.min_skip_ps,
-                   FIRST_CAP_WINDOWS * self.window_ps, self._port_count, self._sent, dt, cap)  # fmt: skip
+                   FIRST_CAP_WINDOWS * self.window_ps, self._port_count, np.empty(len(flows), dtype=np.int64), dt,
+                   cap)  # fmt: skip
         fits = dt >= 0
         if not fits.any():
             return 0
