@@ -40,7 +40,7 @@ def slots_of(fl: np.ndarray, flows: np.ndarray) -> np.ndarray:
     of -1 would read the pool's last row."""
     slots = fl[flows, L.FL_SLOT]
     if (slots < 0).any():
-        f = int(np.asarray(flows).reshape(-1)[np.flatnonzero(np.asarray(slots).reshape(-1) < 0)[0]])
+        f = int(np.asarray(flows)[slots < 0].flat[0])
         state = {L.FS_PENDING: "not started", L.FS_ACTIVE: "active", L.FS_DONE: "finished"}[int(fl[f, L.FL_STATE])]
         raise RuntimeError(f"flow {f} has no sending state: it is {state} and holds no slot")
     return slots
