@@ -39,7 +39,7 @@ def rates_at_start(topo: Topology, src, dst) -> np.ndarray:
     flows = make_flows(src, dst, [10_000_000] * len(src), 0)
     run = FlowLevel(prepare(Scenario(topo, flows, preset("dcqcn"), telemetry=Telemetry.off())).state)
     assert run.advance(0) == "time"
-    return run.rate.copy()
+    return run.tables.rate.copy()
 
 
 def test_parking_lot():

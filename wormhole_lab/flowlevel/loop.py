@@ -9,6 +9,9 @@ starts exactly as it would in packet mode: at the last one's completion plus its
 """
 
 import math
+from typing import NamedTuple
+
+import numpy as np
 
 from wormhole_lab.engine import qp
 from wormhole_lab.engine.layout import (
@@ -50,6 +53,41 @@ S_N = 5
 ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
 
 
+class FlowTables(NamedTuple):
+    """What the loop keeps besides the engine's tables (``run.FlowLevel`` builds it)."""
+
+    # the flow-port graph: flow f crosses flow_ports[flow_off[f] : flow_off[f + 1]]; the port_cnt[p] flows on
+    # port p now are port_flows[port_off[p] : port_off[p] + port_cnt[p]], where flow_ports[e]'s entry is at
+    # position entry_pos[e]
+    flow_off: np.ndarray
+    flow_ports: np.ndarray
+    port_off: np.ndarray
+    port_flows: np.ndarray
+    port_cnt: np.ndarray
+    entry_pos: np.ndarray
+    # the model (model.py): per port its capacity, per flow its bytes on the wire and fixed latency
+    cap: np.ndarray
+    wire: np.ndarray
+    latency: np.ndarray
+    # per flow: its rate, the wire bytes it had left at updated_at, and the version its drain event carries
+    rate: np.ndarray
+    remaining: np.ndarray
+    updated_at: np.ndarray
+    version: np.ndarray
+    # scratch of one instant: marks stamped with the instant's epoch, the touched flows and ports, and
+    # waterfill's own (per port: res, cnt; per flow: frozen, fresh, share)
+    flow_mark: np.ndarray
+    port_mark: np.ndarray
+    comp_flows: np.ndarray
+    comp_ports: np.ndarray
+    res: np.ndarray
+    cnt: np.ndarray
+    frozen: np.ndarray
+    fresh: np.ndarray
+    share: np.ndarray
+    stats: np.ndarray  # S_* counters
+
+
 @flow_kernel
 def _join(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos):
     """Put flow ``f`` on the lists of the ports it crosses."""
@@ -84,16 +122,19 @@ def _mark(p, epoch, port_mark, ports, n_ports):
 
 
 @flow_kernel
-def run_until(
-    g, events, fl, active, child_offset, children, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos,
-    cap, wire, latency, rate, remaining, updated_at, version, flow_mark, port_mark, frozen, comp_flows, comp_ports,
-    fresh, res, cnt, share, stats, incremental, t_stop,
-):  # fmt: skip
-    """Process instants with time <= t_stop. Returns STOP_ALL_DONE, STOP_IDLE (no event left, flows
-    unfinished), STOP_TIME or STOP_GROW (the event queue needs room: grow it and call again).
+def run_until(t, ft, incremental, t_stop):
+    """Process instants with time <= t_stop on the engine's tables ``t`` (``state.Tables``: the clock, event
+    queue, flow rows, active list and dependants) and the loop's ``ft`` (``FlowTables``). Returns STOP_ALL_DONE,
+    STOP_IDLE (no event left, flows unfinished), STOP_TIME or STOP_GROW (the event queue needs room: grow it and
+    call again).
 
     ``incremental`` False recomputes every active flow at every instant instead of the touched components
     (the reference the incremental path is tested against)."""
+    g, events, fl, active, child_offset, children = t.g, t.events, t.fl, t.active, t.child_offset, t.children
+    flow_off, flow_ports, port_off, port_flows = ft.flow_off, ft.flow_ports, ft.port_off, ft.port_flows
+    port_cnt, entry_pos, wire, latency, stats = ft.port_cnt, ft.entry_pos, ft.wire, ft.latency, ft.stats
+    rate, remaining, updated_at, version, share = ft.rate, ft.remaining, ft.updated_at, ft.version, ft.share
+    flow_mark, port_mark, comp_flows, comp_ports = ft.flow_mark, ft.port_mark, ft.comp_flows, ft.comp_ports
     n = fl.shape[0]
     n_all_ports = port_cnt.shape[0]
     link_scheduled(g, events)
@@ -164,10 +205,7 @@ def run_until(
                         n_ports = _mark(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
         if n_flows == 0:
             continue
-        stats[S_LEVELS] += waterfill(
-            comp_flows, n_flows, comp_ports, n_ports, flow_off, flow_ports, port_off, port_flows, port_cnt, cap,
-            res, cnt, frozen, fresh, epoch, share,
-        )  # fmt: skip
+        stats[S_LEVELS] += waterfill(ft, n_flows, n_ports, epoch)
         stats[S_RECOMPUTES] += 1
         stats[S_RERATED] += n_flows
         stats[S_LARGEST] = max(stats[S_LARGEST], n_flows)

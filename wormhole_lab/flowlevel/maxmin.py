@@ -11,19 +11,19 @@ from wormhole_lab.flowlevel.jit import flow_kernel
 
 
 @flow_kernel
-def waterfill(
-    flows, n_flows, ports, n_ports, flow_off, flow_ports, port_off, port_flows, port_cnt, cap, res, cnt, frozen,
-    fresh, epoch, share,
-):  # fmt: skip
-    """Write the max-min fair rate of each of ``flows[:n_flows]`` into ``share`` (capacity units); return the
-    number of filling levels.
+def waterfill(ft, n_flows, n_ports, epoch):
+    """Write the max-min fair rate of the ``n_flows`` flows on the first ``n_ports`` ports of ``ft.comp_ports``
+    (``ft``: the loop's ``FlowTables``) into ``ft.share`` (capacity units); return the number of filling levels.
 
     Each level raises every unfrozen flow to the smallest fair share left on any port (residual capacity over
     unfrozen flows) and freezes the flows on the ports at exactly that share. Only the ports of those flows
     change, and every flow of a level subtracts the same value, so a component's rates do not depend on other
-    components in the set, nor on the order of ``flows``: recomputing one component gives bit-identical rates
+    components in the set, nor on the order they are listed in: recomputing one component gives bit-identical rates
     to recomputing everything. ``frozen[f] == epoch`` marks flows done in this call; ``res``, ``cnt`` (per
     port) and ``fresh`` (per flow) are scratch."""
+    ports, flow_off, flow_ports = ft.comp_ports, ft.flow_off, ft.flow_ports
+    port_off, port_flows = ft.port_off, ft.port_flows
+    port_cnt, cap, res, cnt, frozen, fresh, share = ft.port_cnt, ft.cap, ft.res, ft.cnt, ft.frozen, ft.fresh, ft.share
     for i in range(n_ports):
         p = ports[i]
         res[p] = cap[p]

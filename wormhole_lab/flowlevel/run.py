@@ -68,42 +68,36 @@ class FlowLevel:
         self.state, self.incremental = state, bool(incremental)
         fl, n, n_ports = state.fl, state.fl.shape[0], state.pt.shape[0]
         begin, length = fl[:, L.FL_PATH_BEGIN], fl[:, L.FL_PATH_LEN]
-        self.flow_off = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
+        flow_off = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
         # the data path of each flow, copied flow by flow: the kernels walk it as one CSR table
-        hop = np.arange(self.flow_off[-1]) - np.repeat(self.flow_off[:-1], length)
-        self.flow_ports = state.path_ports[np.repeat(begin, length) + hop]
+        hop = np.arange(flow_off[-1]) - np.repeat(flow_off[:-1], length)
+        flow_ports = state.path_ports[np.repeat(begin, length) + hop]
         owner = np.repeat(np.arange(n), length)
-        if len(np.unique(owner * n_ports + self.flow_ports)) != len(owner):
+        if len(np.unique(owner * n_ports + flow_ports)) != len(owner):
             raise InputError("flow mode: EngineState.path_ports", "a flow crosses a port twice", "route shortest paths")
-        self.port_off = np.concatenate([[0], np.cumsum(np.bincount(self.flow_ports, minlength=n_ports))])
-        self.port_off = self.port_off.astype(np.int64)
-        self.cap = np.zeros(n_ports)
+        port_off = np.concatenate([[0], np.cumsum(np.bincount(flow_ports, minlength=n_ports))]).astype(np.int64)
+        cap = np.zeros(n_ports)
         hpcc = state.ci[L.CI_CC] == L.CC_HPCC
         eta = float(state.cf[L.CF_U_TARGET]) if hpcc else 1.0  # HPCC fills a link to its target utilisation
-        port_capacity(state.pt, state.ci, eta, self.cap)
-        self.wire, self.latency = np.zeros(n), np.zeros(n, dtype=np.int64)
-        flow_terms(fl, state.pt, state.path_ports, state.ci, self.cap, eta, self.wire, self.latency)
-        # the loop's tables: port lists, per-flow rate state, and scratch for one instant (kernels never allocate)
-        self.port_flows, self.entry_pos = np.zeros((2, len(owner)), dtype=np.int64)
-        self.rate, self.remaining, self.share = np.zeros((3, n))
-        self.updated_at, self.version, self.flow_mark, self.frozen, self.comp_flows, self.fresh = np.zeros(
-            (6, n), dtype=np.int64
-        )
-        self.port_cnt, self.port_mark, self.comp_ports, self.cnt = np.zeros((4, n_ports), dtype=np.int64)
-        self.res = np.zeros(n_ports)
-        self.stats = np.zeros(loop.S_N, dtype=np.int64)
+        port_capacity(state.pt, state.ci, eta, cap)
+        wire, latency = np.zeros(n), np.zeros(n, dtype=np.int64)
+        flow_terms(fl, state.pt, state.path_ports, state.ci, cap, eta, wire, latency)
+        i64, entries = np.int64, len(owner)
+        # the rate state and scratch for one instant are allocated here: kernels never allocate
+        self.tables = loop.FlowTables(
+            flow_off=flow_off, flow_ports=flow_ports, port_off=port_off, port_flows=np.zeros(entries, i64),
+            port_cnt=np.zeros(n_ports, i64), entry_pos=np.zeros(entries, i64), cap=cap, wire=wire, latency=latency,
+            rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64), version=np.zeros(n, i64),
+            flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64), comp_flows=np.zeros(n, i64),
+            comp_ports=np.zeros(n_ports, i64), res=np.zeros(n_ports), cnt=np.zeros(n_ports, i64),
+            frozen=np.zeros(n, i64), fresh=np.zeros(n, i64), share=np.zeros(n), stats=np.zeros(loop.S_N, i64),
+        )  # fmt: skip
 
     def advance(self, t_stop_ps: int) -> str:
         """Run instants up to ``t_stop_ps``: 'time', 'all_done' or 'idle' (no event left, flows unfinished)."""
         s = self.state
         while True:
-            reason = loop.run_until(
-                s.g, s.events, s.fl, s.active, s.child_offset, s.children, self.flow_off, self.flow_ports,
-                self.port_off, self.port_flows, self.port_cnt, self.entry_pos, self.cap, self.wire, self.latency,
-                self.rate, self.remaining, self.updated_at, self.version, self.flow_mark, self.port_mark,
-                self.frozen, self.comp_flows, self.comp_ports, self.fresh, self.res, self.cnt, self.share,
-                self.stats, self.incremental, t_stop_ps,
-            )  # fmt: skip
+            reason = loop.run_until(s.arrays(), self.tables, self.incremental, t_stop_ps)
             if reason != L.STOP_GROW:
                 return STOP_NAMES[reason]
             s.events = wheel.grown(s.g, s.events)
@@ -111,13 +105,13 @@ class FlowLevel:
     def finish(self) -> None:
         """Bytes delivered per flow (``FL_RCV_NXT``): all of a completed or drained flow, the share of its wire
         bytes drained so far for one still sending, none for one that never started."""
-        fl, now = self.state.fl, self.state.now_ps
-        left = np.maximum(self.remaining - self.rate * (now - self.updated_at), 0.0)
-        sent = np.where(fl[:, L.FL_STATE] == L.FS_PENDING, 0.0, 1.0 - left / self.wire)
+        fl, now, ft = self.state.fl, self.state.now_ps, self.tables
+        left = np.maximum(ft.remaining - ft.rate * (now - ft.updated_at), 0.0)
+        sent = np.where(fl[:, L.FL_STATE] == L.FS_PENDING, 0.0, 1.0 - left / ft.wire)
         fl[:, L.FL_RCV_NXT] = np.floor(sent * fl[:, L.FL_SIZE]).astype(np.int64)
 
     def attrs(self) -> dict:
-        stats = self.stats
+        stats = self.tables.stats
         return {
             "rate_recomputations": int(stats[loop.S_RECOMPUTES]),
             "flows_rerated": int(stats[loop.S_RERATED]),
