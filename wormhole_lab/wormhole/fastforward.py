@@ -9,6 +9,7 @@ that starts earlier than foreseen on those ports skips the partition back to tha
 
 import contextlib
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,6 +48,38 @@ STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
 STATE_SHAPE = (1 + len(STATE_FW), len(STATE_FLOAT))  # a stored flow's integers and floats
 _STATE_FW, _STATE_FLOAT = np.array(STATE_FW), np.array(STATE_FLOAT)  # as indices, made once
 _GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
+
+
+class KnownStarts(NamedTuple):
+    """The predetermined interrupts, flows that wait for nobody: per port ``p``, their start times (sorted) and ids
+    at ``[offsets[p] : offsets[p + 1]]`` of ``times`` and ``flows``."""
+
+    offsets: np.ndarray
+    times: np.ndarray
+    flows: np.ndarray
+
+
+class SkipRules(NamedTuple):
+    """What bounds a skip: bytes each flow leaves to the packets (``tail``), the payload credits are whole packets
+    of, the end of the run (``horizon``), the shortest skip worth taking and the cap of a partition's first skip."""
+
+    tail: int
+    payload: int
+    horizon: int
+    min_skip: int
+    first_cap: int
+
+
+class Transients(NamedTuple):
+    """Stored transients, the k-th for ``flows[flow_offsets[k] : flow_offsets[k + 1]]``: the bytes each flow moved
+    in it and its goodput after it (bytes/ps), its length ``t_conv[k]`` and whether it ``settled[k]``."""
+
+    flows: np.ndarray
+    flow_offsets: np.ndarray
+    moved: np.ndarray
+    goodput: np.ndarray
+    t_conv: np.ndarray
+    settled: np.ndarray
 
 
 def cca_state(state, flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,14 +215,14 @@ def _take_stored(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_co
 
 
 @kernel
-def _memo_fits(fl, fw, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+def _memo_fits(fl, fw, starts, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
     """``_plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start joins before the
     first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from ``sent``; else the
     transient's end)."""
     if not _has_room(fl, fw, flows, moved, tail):
         return False
     after = _until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
-    return _next_known_start(offsets, times, starters, fl, ports, now) - now - t_conv >= after
+    return _next_known_start(starts, fl, ports, now) - now - t_conv >= after
 
 
 @kernel
@@ -200,37 +233,35 @@ def _base_cap(fl, path_ports, flows, count, first):
 
 
 @kernel
-def _plan_memo(fl, fw, path_ports, offsets, times, starters, ports, flows, moved, goodput, now, t_conv, settled, tail,
-               payload, horizon, min_skip, first, count, sent):  # fmt: skip
+def _plan_memo(fl, fw, path_ports, starts, ports, flows, moved, goodput, now, t_conv, settled, rules, count, sent):
     """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
     ``settled``, went on at ``goodput``, bytes/ps), is taken for their partition (on ``ports``) at ``now``: (-1, 0)
     when it does not fit (``_memo_fits``); else the fast-forward that follows it, measured from its end as
     ``FastForward._span`` measures any (0: none), and that skip's cap (``_base_cap``'s: a partition that just formed
     has no skip history). ``sent``: scratch of at least a flow per member."""
+    payload = rules.payload
     for i in range(len(flows)):
         sent[i] = fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] + moved[i]
-    if not _memo_fits(fl, fw, offsets, times, starters, ports, flows, moved, goodput, sent, now, t_conv, settled, tail):
+    if not _memo_fits(fl, fw, starts, ports, flows, moved, goodput, sent, now, t_conv, settled, rules.tail):
         return -1, 0
     if not settled:
         return 0, 0
     for i in range(len(flows)):
         sent[i] = fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] + moved[i] // payload * payload
-    cap = _base_cap(fl, path_ports, flows, count, first)
-    return _skip_span(fl, offsets, times, starters, ports, flows, goodput, sent, now + t_conv, tail, horizon, min_skip,
-                      cap), cap  # fmt: skip
+    cap = _base_cap(fl, path_ports, flows, count, rules.first_cap)
+    return _skip_span(fl, starts, ports, flows, goodput, sent, now + t_conv, rules, cap), cap
 
 
 @kernel
-def _plan_hits(fl, fw, path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved, goodput,
-               t_conv, settled, now, tail, payload, horizon, min_skip, first, count, sent, dt, cap):  # fmt: skip
-    """``_plan_memo`` of every stored transient k, of ``flows[flow_offsets[k] : flow_offsets[k + 1]]`` (and their
-    ``moved`` and ``goodput``) on ``ports[port_offsets[k] : port_offsets[k + 1]]``, into ``dt[k]`` and ``cap[k]``."""
-    for k in range(len(t_conv)):
-        a, b = flow_offsets[k], flow_offsets[k + 1]
+def _plan_hits(fl, fw, path_ports, starts, ports, port_offsets, hits, now, rules, count, sent, dt, cap):
+    """``_plan_memo`` of every stored transient k of ``hits`` (``Transients``) on
+    ``ports[port_offsets[k] : port_offsets[k + 1]]``, into ``dt[k]`` and ``cap[k]``."""
+    for k in range(len(hits.t_conv)):
+        a, b = hits.flow_offsets[k], hits.flow_offsets[k + 1]
         on = ports[port_offsets[k] : port_offsets[k + 1]]
-        dt[k], cap[k] = _plan_memo(fl, fw, path_ports, offsets, times, starters, on, flows[a:b], moved[a:b],
-                                   goodput[a:b], now, t_conv[k], settled[k], tail, payload, horizon, min_skip, first,
-                                   count, sent)  # fmt: skip
+        dt[k], cap[k] = _plan_memo(fl, fw, path_ports, starts, on, hits.flows[a:b], hits.moved[a:b],
+                                   hits.goodput[a:b], now, hits.t_conv[k], hits.settled[k], rules, count,
+                                   sent)  # fmt: skip
 
 
 @kernel
@@ -257,11 +288,13 @@ def _mark_jump(parts, part, now, dt, memo_until, half_window):
 
 
 @kernel
-def _take_hits(g, events, fl, ff, fw, ci, seq_ring, parts, part, flows, flow_offsets, state_int, state_float, fw_cols,
-               float_cols, moved, t_conv, dt, now, payload, half_window, credit):  # fmt: skip
-    """Take every stored transient k that fits (``dt[k] >= 0``, ``_plan_hits``) for partition ``part[k]``:
-    ``_take_stored`` into ``credit``, the steady-test rings moved with it (``_shift_rings``) and the partition
-    marked as jumping (``_mark_jump``). Its events shift later (``FastForward._queue_shifts``)."""
+def _take_hits(t, part, hits, state_int, state_float, fw_cols, float_cols, dt, now, payload, half_window, credit):
+    """Take every stored transient k of ``hits`` (``Transients``) that fits (``dt[k] >= 0``, ``_plan_hits``) for
+    partition ``part[k]``, on the engine's tables ``t``: ``_take_stored`` into ``credit``, the steady-test rings
+    moved with it (``_shift_rings``) and the partition marked as jumping (``_mark_jump``). Its events shift later
+    (``FastForward._queue_shifts``)."""
+    g, events, fl, ff, fw, ci, seq_ring, parts = t.g, t.events, t.fl, t.ff, t.fw, t.ci, t.seq_ring, t.parts
+    flows, flow_offsets, moved, t_conv = hits.flows, hits.flow_offsets, hits.moved, hits.t_conv
     for k in range(len(part)):
         if dt[k] < 0:
             continue
@@ -273,21 +306,22 @@ def _take_hits(g, events, fl, ff, fw, ci, seq_ring, parts, part, flows, flow_off
 
 
 @kernel
-def _skip_span(fl, offsets, times, starters, ports, flows, goodput, sent, t, tail, horizon, min_skip, cap):
-    """The length of ``FastForward._span``'s skip from ``t`` (``_span`` keeps the history): at most ``horizon - t``
-    and ``cap``, 0 when less than ``min_skip``, when the first flow would be down to its ``tail`` sooner, or when a
-    flow with a known start joins the partition on ``ports`` before that completion.
+def _skip_span(fl, starts, ports, flows, goodput, sent, t, rules, cap):
+    """The length of ``FastForward._span``'s skip from ``t`` (``_span`` keeps the history): at most the ``rules``'
+    ``horizon - t`` and ``cap``, 0 when less than their ``min_skip``, when the first flow would be down to its
+    ``tail`` sooner, or when a flow with a known start (``starts``) joins the partition on ``ports`` before that
+    completion.
 
     Such a partition is not skipped (nor taken from the memo DB) before the join: a skip leaves the members'
     packets shifted by parts of a packet, and flows that meet on a port settle on shares such details decide.
     Ending the skip earlier does not help (HPCC, 2 x 50 MB into one host, the second 300 us later: a skip that
     ended at the join left a flow 4.2 % off packet mode, one that ended 100 us before it 13.8 %, none 0.004 %)."""
-    done = _until_done(fl, flows, goodput, sent, tail)
-    if done <= 0 or _next_known_start(offsets, times, starters, fl, ports, t) - t < done:
+    done = _until_done(fl, flows, goodput, sent, rules.tail)
+    if done <= 0 or _next_known_start(starts, fl, ports, t) - t < done:
         return 0
-    dt = min(horizon - t, done, cap)
+    dt = min(rules.horizon - t, done, cap)
     dt -= dt % 1000  # keep every event on the reference's 1 ns grid
-    return dt if dt >= min_skip else 0
+    return dt if dt >= rules.min_skip else 0
 
 
 @kernel
@@ -303,7 +337,9 @@ def _shift_rings(fl, seq_ring, flows, credit):
 
 
 @kernel
-def _next_known_start(offsets, times, flows, fl, ports, now):
+def _next_known_start(starts, fl, ports, now):
+    """The first known start (``KnownStarts``) at or after ``now`` on ``ports``, NEVER for none."""
+    offsets, times, flows = starts.offsets, starts.times, starts.flows
     best = NEVER
     for p in ports:
         lo, hi = offsets[p], offsets[p + 1]
@@ -362,10 +398,9 @@ class FastForward:
         self._flows = flows
 
     @cached_property
-    def _known_starts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The predetermined interrupts, flows that wait for nobody: per port ``p``, their start times (sorted) and
-        ids at ``[offsets[p] : offsets[p + 1]]`` of (offsets, times, flows). Built when first asked for: its sort
-        costs ~25 ms per 30,000 flows, and a run that tries no skip needs none."""
+    def _known_starts(self) -> KnownStarts:
+        """The predetermined interrupts, built when first asked for: its sort costs ~25 ms per 30,000 flows, and a
+        run that tries no skip needs none."""
         flows = self._flows
         independent = np.flatnonzero(np.diff(flows.dep_offset) == 0)
         port, owner = self.paths.flat(independent)
@@ -374,7 +409,7 @@ class FastForward:
         order = np.lexsort((flow, start, port))
         offsets = np.zeros(len(self.state.pt) + 1, dtype=np.int64)
         np.cumsum(np.bincount(port, minlength=len(self.state.pt)), out=offsets[1:])
-        return offsets, start[order], flow[order]
+        return KnownStarts(offsets, start[order], flow[order])
 
     def unqueued(self, flows: np.ndarray) -> np.ndarray:
         """``queued.unqueued_bytes`` of ``flows`` (ascending ids) over all their queues: those of their data paths."""
@@ -466,12 +501,14 @@ class FastForward:
         ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room, or a known start joins
         first: ``_skip_span``). A skip of that length is then taken: the next one's cap starts from it."""
         cap = self._cap(part, flows, goodput)
-        offsets, times, starters = self._known_starts
-        dt = int(_skip_span(self.state.fl, offsets, times, starters, ports, flows, goodput, sent, t,
-                            self.tail_bytes, horizon, self.min_skip_ps, cap))  # fmt: skip
+        rules = self._rules(horizon)
+        dt = int(_skip_span(self.state.fl, self._known_starts, ports, flows, goodput, sent, t, rules, cap))
         if dt:
             self._remember(np.array([part]), flows, np.array([0, len(flows)]), goodput, np.array([cap]))
         return dt
+
+    def _rules(self, horizon: int) -> SkipRules:
+        return SkipRules(self.tail_bytes, self.payload, horizon, self.min_skip_ps, FIRST_CAP_WINDOWS * self.window_ps)
 
     def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
@@ -499,18 +536,17 @@ class FastForward:
         settled one goes on as a fast-forward at its stored goodput, without re-qualifying, and one that ended at a
         member's mark leaves the partition to the packets. Three compiled calls do it for all:
         one at a time in Python, a hit cost ~10 us (MoE-8x7B: 2,272 hits)."""
-        s, (offsets, times, starters) = self.state, self._known_starts
+        s = self.state
         flows, rows = np.empty(len(members), dtype=np.int64), np.empty(len(members), dtype=np.int64)
         _stored_flows(stored.offsets, stored.positions, entries, members, member_offsets, flows, rows)
         flow_offsets = member_offsets  # an entry stores a flow per member
         moved, state_int, state_float = stored.moved[rows], stored.state_int[rows], stored.state_float[rows]
         goodput = np.ascontiguousarray(state_float[:, _GOODPUT])
-        t_conv, settled = stored.t_conv[entries], stored.settled[entries]
+        t_conv = stored.t_conv[entries]
+        hits = Transients(flows, flow_offsets, moved, goodput, t_conv, stored.settled[entries])
         dt, cap = np.empty(len(entries), dtype=np.int64), np.empty(len(entries), dtype=np.int64)
-        _plan_hits(s.fl, s.fw, s.path_ports, offsets, times, starters, ports, port_offsets, flows, flow_offsets, moved,
-                   goodput, t_conv, settled, now, self.tail_bytes, self.payload, horizon, self.min_skip_ps,
-                   FIRST_CAP_WINDOWS * self.window_ps, self._port_count, np.empty(len(flows), dtype=np.int64), dt,
-                   cap)  # fmt: skip
+        _plan_hits(s.fl, s.fw, s.path_ports, self._known_starts, ports, port_offsets, hits, now, self._rules(horizon),
+                   self._port_count, np.empty(len(flows), dtype=np.int64), dt, cap)  # fmt: skip
         fits = dt >= 0
         if not fits.any():
             return 0
@@ -523,9 +559,8 @@ class FastForward:
                     int(parts[k]), now, int(t_conv[k]), dict(zip(flows[a:b].tolist(), credited.tolist(), strict=True))
                 )
         credit = np.empty(len(flows), dtype=np.int64)
-        _take_hits(s.g, s.events, s.fl, s.ff, s.fw, s.ci, s.seq_ring, s.parts, parts, flows, flow_offsets, state_int,
-                   state_float, _STATE_FW, _STATE_FLOAT, moved, t_conv, dt, now, self.payload, self.window_ps // 2,
-                   credit)  # fmt: skip
+        _take_hits(s.arrays(), parts, hits, state_int, state_float, _STATE_FW, _STATE_FLOAT, dt, now, self.payload,
+                   self.window_ps // 2, credit)  # fmt: skip
         went_on = dt > 0  # fast-forwarded after the stored transient
         if went_on.any():
             (went, their_goodput), went_offsets = select_segments((flows, goodput), flow_offsets, went_on)
