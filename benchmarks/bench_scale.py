@@ -4,9 +4,8 @@ Prints per case: wall time of the whole process, peak RSS (``os.wait4``), the se
 checks, routes, engine tables, the Wormhole controller, kernel cache load; without the kernel cache load, a
 fixed cost of each process; and with Numba's floor instead of it: what Numba alone costs a fresh process at its
 first cached kernel, ``numba_floor.py``, run in a process of its own after each case), events executed and
-skipped, memo
-lookups and hits (a fresh memo DB per case), and where packet mode ran, its wall time, the speedup and the
-per-flow FCT error against it.
+skipped, memo lookups and hits (a fresh memo DB per case), and where packet mode ran, its wall time, the speedup
+and the per-flow FCT error against it.
 
 Presets: Table 1's plan at its own scale (GPT-7B and MoE-8x7B on 64 GPUs, 13B on 128, 22B on 256, GPT-175B and
 MoE-32x22B on 1024). Table 1 has no 8192-GPU row: there GPT-175B and MoE-32x22B keep their TP, PP and EP and

@@ -1,6 +1,6 @@
 """FastForward's index of the known starts (the interrupts a skip must stop at) is built only for runs that skip;
-what a memo jump credits counts out the data a partition's queues hold; the compiled tests of shares and of
-contention behind a skip decision; skips taken together shift as they would one by one."""
+what a memo jump credits counts out the data a partition's queues hold; the compiled test of shares behind a skip
+decision; skips taken together shift as they would one by one."""
 
 import contextlib
 
@@ -13,14 +13,7 @@ from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import leaf_spine, star
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole import fastforward
-from wormhole_lab.wormhole.fastforward import (
-    NEVER,
-    FastForward,
-    _has_room,
-    _no_shared_data_port,
-    _shares_disagree,
-    _until_done,
-)
+from wormhole_lab.wormhole.fastforward import FastForward, _shares_disagree
 from wormhole_lab.wormhole.queued import unqueued_bytes
 from wormhole_lab.wormhole.settings import WormholeConfig
 
@@ -60,16 +53,6 @@ def test_what_a_look_counts_out_of_the_queues_is_what_all_the_ports_queues_hold(
     assert len(queued) > 2 and max(queued) > 0
 
 
-def test_a_stored_transient_fits_only_flows_with_room_for_its_bytes_and_their_last_packets():
-    fl = np.zeros((2, L.FL_N), dtype=np.int64)
-    fw = np.zeros((2, L.FW_N), dtype=np.int64)
-    fl[:, L.FL_SIZE], fl[:, L.FL_SLOT] = 100_000, [1, 0]
-    fw[:, L.FW_SND_NXT] = [50_000, 10_000]
-    flows = np.array([0, 1])
-    assert _has_room(fl, fw, flows, np.array([86_000, 46_000]), 4_000)
-    assert not _has_room(fl, fw, flows, np.array([86_000, 46_001]), 4_000)
-
-
 def three_flows(paths, goodput, cycled=(0, 0, 0)):
     """An engine state of three flows with these data paths (port lists) and goodputs (bytes/ps), ports of 100 Gb/s;
     flow f holds slot 2 - f (slots are not flow ids)."""
@@ -107,15 +90,6 @@ def test_shares_disagree_on_a_full_port_unless_the_slower_flow_is_held_elsewhere
     assert not disagree([[1, 2], [3, 2], [5, 6]], [0.7 * line, 0.3 * line, line], cycled=(1, 1, 0))
 
 
-def test_data_paths_that_share_no_port_are_uncontended():
-    count = np.zeros(8, dtype=np.int64)
-    fl, _, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 6]], [0, 0, 0])
-    assert _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
-    fl, _, _, _, path_ports = three_flows([[1, 2], [3, 4], [5, 2]], [0, 0, 0])
-    assert not _no_shared_data_port(fl, path_ports, np.arange(3), count) and not count.any()
-    assert _no_shared_data_port(fl, path_ports, np.arange(2), count)
-
-
 def test_skips_taken_at_one_stop_shift_in_one_pass_as_they_would_one_by_one(monkeypatch):
     """Four 2-flow incasts on disjoint hosts start together and qualify together: their skips share passes over
     the pending events, and the FCTs are those of shifting each partition alone."""
@@ -130,11 +104,3 @@ def test_skips_taken_at_one_stop_shift_in_one_pass_as_they_would_one_by_one(monk
     alone = Simulation(scenario, mode="wormhole").run()
     assert alone.attrs["skips"] == batched.attrs["skips"]
     assert np.array_equal(alone["fct"].values, batched["fct"].values)
-
-
-def test_a_first_completion_too_far_to_count_in_picoseconds_is_never():
-    fl = np.zeros((1, L.FL_N), dtype=np.int64)
-    fl[0, L.FL_SIZE] = 10**12
-    flows, sent = np.array([0]), np.zeros(1, dtype=np.int64)
-    assert _until_done(fl, flows, np.array([1e-9]), sent, 0) == NEVER  # 1e21 ps would wrap as an int64
-    assert _until_done(fl, flows, np.array([1.0]), sent, 0) == 10**12

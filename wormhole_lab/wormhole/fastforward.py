@@ -23,11 +23,20 @@ from wormhole_lab.wormhole.flow_paths import FlowPaths
 from wormhole_lab.wormhole.grown import Grown
 from wormhole_lab.wormhole.queued import queued_on_paths
 from wormhole_lab.wormhole.segments import select_segments
+from wormhole_lab.wormhole.skip_bounds import (
+    NEVER,
+    KnownStarts,
+    SkipRules,
+    base_cap,
+    has_room,
+    next_known_start,
+    skip_span,
+    until_done,
+)
 from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START, Skip, SkipLog
 
 FIRST_CAP_WINDOWS = 10  # the first skip of a partition is at most this many steady-test windows long
 CREDIT_SCALE = 1.0  # test hook: a fast-forward credits this times the measured goodput (the audit must see it)
-NEVER = int(np.iinfo(np.int64).max)
 
 
 # the per-flow CCA state a memoized transient restores (sequence-valued state moves with the offset): the sending
@@ -48,26 +57,6 @@ STATE_FLOAT = (L.FF_ALPHA, L.FF_U, L.FF_RTT_DIFF, L.FF_GOODPUT)
 STATE_SHAPE = (1 + len(STATE_FW), len(STATE_FLOAT))  # a stored flow's integers and floats
 _STATE_FW, _STATE_FLOAT = np.array(STATE_FW), np.array(STATE_FLOAT)  # as indices, made once
 _GOODPUT = STATE_FLOAT.index(L.FF_GOODPUT)  # where a stored transient keeps each flow's converged goodput
-
-
-class KnownStarts(NamedTuple):
-    """The predetermined interrupts, flows that wait for nobody: per port ``p``, their start times (sorted) and ids
-    at ``[offsets[p] : offsets[p + 1]]`` of ``times`` and ``flows``."""
-
-    offsets: np.ndarray
-    times: np.ndarray
-    flows: np.ndarray
-
-
-class SkipRules(NamedTuple):
-    """What bounds a skip: bytes each flow leaves to the packets (``tail``), the payload credits are whole packets
-    of, the end of the run (``horizon``), the shortest skip worth taking and the cap of a partition's first skip."""
-
-    tail: int
-    payload: int
-    horizon: int
-    min_skip: int
-    first_cap: int
 
 
 class Transients(NamedTuple):
@@ -133,51 +122,12 @@ def _shares_disagree(
 
 
 @kernel
-def _no_shared_data_port(fl, path_ports, flows, count):
-    """True when no two of ``flows`` send data through the same port (``count``: per port scratch, 0 on entry and
-    exit)."""
-    shared = False
-    for f in flows:
-        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
-            shared |= count[path_ports[i]] > 0
-            count[path_ports[i]] += 1
-    for f in flows:
-        for i in range(fl[f, L.FL_PATH_BEGIN], fl[f, L.FL_PATH_BEGIN] + fl[f, L.FL_PATH_LEN]):
-            count[path_ports[i]] = 0
-    return not shared
-
-
-@kernel
-def _until_done(fl, flows, goodput, sent, tail):
-    """Time until the first of ``flows`` would be down to its last ``tail`` bytes at ``goodput`` (bytes/ps), having
-    sent ``sent``; 0 when a flow has no rate or no room left."""
-    if len(flows) == 0:
-        return NEVER
-    soonest = np.inf
-    for i in range(len(flows)):
-        left = fl[flows[i], L.FL_SIZE] - sent[i] - tail
-        if goodput[i] <= 0 or left <= 0:
-            return 0
-        soonest = min(soonest, left / goodput[i])
-    return NEVER if soonest >= NEVER else int(soonest)  # a cast past int64 would wrap
-
-
-@kernel
 def _add_skipped_events(total, adv, flows, hops, payload):
     """``total`` plus the events a skip of ``adv`` bytes per flow of ``flows`` spared: a TX_DONE and an ARRIVE per
     packet and hop (``hops``, per flow), added one flow after another (the estimate's rounding as it always was)."""
     for i in range(len(flows)):
         total += adv[i] / payload * 2 * hops[flows[i]]
     return total
-
-
-@kernel
-def _has_room(fl, fw, flows, moved, tail):
-    """Every one of ``flows`` has more than ``moved`` bytes and a ``tail`` left to send."""
-    for i in range(len(flows)):
-        if moved[i] > fl[flows[i], L.FL_SIZE] - fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] - tail:
-            return False
-    return True
 
 
 @kernel
@@ -219,17 +169,10 @@ def _memo_fits(fl, fw, starts, ports, flows, moved, goodput, sent, now, t_conv, 
     """``_plan_memo``'s test: every flow has room for ``moved`` bytes and its tail, and no known start joins before the
     first completion (after a ``settled`` transient, the first flow's end at ``goodput`` from ``sent``; else the
     transient's end)."""
-    if not _has_room(fl, fw, flows, moved, tail):
+    if not has_room(fl, fw, flows, moved, tail):
         return False
-    after = _until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
-    return _next_known_start(starts, fl, ports, now) - now - t_conv >= after
-
-
-@kernel
-def _base_cap(fl, path_ports, flows, count, first):
-    """``FastForward._cap`` before any skip of the partition: none for flows that share no data port, else
-    ``first``."""
-    return NEVER if _no_shared_data_port(fl, path_ports, flows, count) else first
+    after = until_done(fl, flows, goodput, sent, tail) if settled else 0  # kept apart from t_conv: may be NEVER
+    return next_known_start(starts, fl, ports, now) - now - t_conv >= after
 
 
 @kernel
@@ -237,7 +180,7 @@ def _plan_memo(fl, fw, path_ports, starts, ports, flows, moved, goodput, now, t_
     """Whether and how a stored transient of ``t_conv`` ps, in which ``flows`` moved ``moved`` bytes (and, if
     ``settled``, went on at ``goodput``, bytes/ps), is taken for their partition (on ``ports``) at ``now``: (-1, 0)
     when it does not fit (``_memo_fits``); else the fast-forward that follows it, measured from its end as
-    ``FastForward._span`` measures any (0: none), and that skip's cap (``_base_cap``'s: a partition that just formed
+    ``FastForward._span`` measures any (0: none), and that skip's cap (``base_cap``'s: a partition that just formed
     has no skip history). ``sent``: scratch of at least a flow per member."""
     payload = rules.payload
     for i in range(len(flows)):
@@ -248,8 +191,8 @@ def _plan_memo(fl, fw, path_ports, starts, ports, flows, moved, goodput, now, t_
         return 0, 0
     for i in range(len(flows)):
         sent[i] = fw[fl[flows[i], L.FL_SLOT], L.FW_SND_NXT] + moved[i] // payload * payload
-    cap = _base_cap(fl, path_ports, flows, count, rules.first_cap)
-    return _skip_span(fl, starts, ports, flows, goodput, sent, now + t_conv, rules, cap), cap
+    cap = base_cap(fl, path_ports, flows, count, rules.first_cap)
+    return skip_span(fl, starts, ports, flows, goodput, sent, now + t_conv, rules, cap), cap
 
 
 @kernel
@@ -306,25 +249,6 @@ def _take_hits(t, part, hits, state_int, state_float, fw_cols, float_cols, dt, n
 
 
 @kernel
-def _skip_span(fl, starts, ports, flows, goodput, sent, t, rules, cap):
-    """The length of ``FastForward._span``'s skip from ``t`` (``_span`` keeps the history): at most the ``rules``'
-    ``horizon - t`` and ``cap``, 0 when less than their ``min_skip``, when the first flow would be down to its
-    ``tail`` sooner, or when a flow with a known start (``starts``) joins the partition on ``ports`` before that
-    completion.
-
-    Such a partition is not skipped (nor taken from the memo DB) before the join: a skip leaves the members'
-    packets shifted by parts of a packet, and flows that meet on a port settle on shares such details decide.
-    Ending the skip earlier does not help (HPCC, 2 x 50 MB into one host, the second 300 us later: a skip that
-    ended at the join left a flow 4.2 % off packet mode, one that ended 100 us before it 13.8 %, none 0.004 %)."""
-    done = _until_done(fl, flows, goodput, sent, rules.tail)
-    if done <= 0 or _next_known_start(starts, fl, ports, t) - t < done:
-        return 0
-    dt = min(rules.horizon - t, done, cap)
-    dt -= dt % 1000  # keep every event on the reference's 1 ns grid
-    return dt if dt >= rules.min_skip else 0
-
-
-@kernel
 def _shift_rings(fl, seq_ring, flows, credit):
     """The steady-test window lives in the partition's own (shifted) timeline: the sequence numbers of its
     samples move by each flow's ``credit`` too."""
@@ -334,27 +258,6 @@ def _shift_rings(fl, seq_ring, flows, credit):
             for j in range(seq_ring.shape[1]):
                 seq_ring[row, j, 0] += credit[i]
                 seq_ring[row, j, 1] += credit[i]
-
-
-@kernel
-def _next_known_start(starts, fl, ports, now):
-    """The first known start (``KnownStarts``) at or after ``now`` on ``ports``, NEVER for none."""
-    offsets, times, flows = starts.offsets, starts.times, starts.flows
-    best = NEVER
-    for p in ports:
-        lo, hi = offsets[p], offsets[p + 1]
-        while lo < hi:  # the first start at or after now
-            mid = (lo + hi) // 2
-            if times[mid] < now:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo
-        while i < offsets[p + 1] and times[i] == now and fl[flows[i], L.FL_STATE] != L.FS_PENDING:
-            i += 1  # a flow starting at this very instant counts only until it has started
-        if i < offsets[p + 1] and times[i] < best:
-            best = times[i]
-    return best
 
 
 class FastForward:
@@ -444,7 +347,7 @@ class FastForward:
         within theta/2 of the previous skip's and halving when they moved more. Flows whose data never
         share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
         s = self.state
-        base = _base_cap(s.fl, s.path_ports, flows, self._port_count, FIRST_CAP_WINDOWS * self.window_ps)
+        base = base_cap(s.fl, s.path_ports, flows, self._port_count, FIRST_CAP_WINDOWS * self.window_ps)
         h = int(self._history[part])
         if base == NEVER or h < 0:
             return base
@@ -499,10 +402,10 @@ class FastForward:
     def _span(self, part: int, flows, goodput, sent, ports: np.ndarray, t: int, horizon: int) -> int:
         """How long partition ``part`` may be skipped from ``t``, its ``flows`` at ``goodput`` (bytes/ps) having sent
         ``sent`` bytes: 0 when less than ``min_skip_ps`` (or a flow has no rate or room, or a known start joins
-        first: ``_skip_span``). A skip of that length is then taken: the next one's cap starts from it."""
+        first: ``skip_span``). A skip of that length is then taken: the next one's cap starts from it."""
         cap = self._cap(part, flows, goodput)
         rules = self._rules(horizon)
-        dt = int(_skip_span(self.state.fl, self._known_starts, ports, flows, goodput, sent, t, rules, cap))
+        dt = int(skip_span(self.state.fl, self._known_starts, ports, flows, goodput, sent, t, rules, cap))
         if dt:
             self._remember(np.array([part]), flows, np.array([0, len(flows)]), goodput, np.array([cap]))
         return dt
