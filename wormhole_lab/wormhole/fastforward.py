@@ -131,10 +131,11 @@ def _add_skipped_events(total, adv, flows, hops, payload):
 
 
 @kernel
-def _restore(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, float_cols, resume_at):
+def _restore(t, flows, state_int, state_float, fw_cols, float_cols, resume_at):
     """Give ``flows`` the stored CCA state (``cca_state``'s: the rate, columns ``fw_cols`` of ``fw``, ``float_cols``
-    of ``ff``). DCQCN flows that had their first CNP and take a state from before one restart their timers at
-    ``resume_at``."""
+    of ``ff``) on the engine's tables ``t``. DCQCN flows that had their first CNP and take a state from before one
+    restart their timers at ``resume_at``."""
+    g, events, fl, ff, fw, ci = t.g, t.events, t.fl, t.ff, t.fw, t.ci
     first = -1
     for c in range(len(fw_cols)):
         if fw_cols[c] == L.FW_FIRST_CNP:
@@ -154,13 +155,12 @@ def _restore(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, 
 
 
 @kernel
-def _take_stored(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, float_cols, resume_at, moved,
-                 payload, dt, credit):  # fmt: skip
+def _take_stored(t, flows, state_int, state_float, fw_cols, float_cols, resume_at, moved, payload, dt, credit):
     """``_restore``, then each flow's ``credit``: the stored bytes it ``moved`` and ``dt`` ps at its restored goodput,
     each in whole packets."""
-    _restore(g, events, fl, ff, fw, ci, flows, state_int, state_float, fw_cols, float_cols, resume_at)
+    _restore(t, flows, state_int, state_float, fw_cols, float_cols, resume_at)
     for i in range(len(flows)):
-        goodput = ff[fl[flows[i], L.FL_SLOT], L.FF_GOODPUT]
+        goodput = t.ff[t.fl[flows[i], L.FL_SLOT], L.FF_GOODPUT]
         credit[i] = moved[i] // payload * payload + np.int64(goodput * dt) // payload * payload
 
 
@@ -236,16 +236,15 @@ def _take_hits(t, part, hits, state_int, state_float, fw_cols, float_cols, dt, n
     partition ``part[k]``, on the engine's tables ``t``: ``_take_stored`` into ``credit``, the steady-test rings
     moved with it (``_shift_rings``) and the partition marked as jumping (``_mark_jump``). Its events shift later
     (``FastForward._queue_shifts``)."""
-    g, events, fl, ff, fw, ci, seq_ring, parts = t.g, t.events, t.fl, t.ff, t.fw, t.ci, t.seq_ring, t.parts
     flows, flow_offsets, moved, t_conv = hits.flows, hits.flow_offsets, hits.moved, hits.t_conv
     for k in range(len(part)):
         if dt[k] < 0:
             continue
         a, b = flow_offsets[k], flow_offsets[k + 1]
-        _take_stored(g, events, fl, ff, fw, ci, flows[a:b], state_int[a:b], state_float[a:b], fw_cols, float_cols,
-                     now + t_conv[k], moved[a:b], payload, dt[k], credit[a:b])  # fmt: skip
-        _shift_rings(fl, seq_ring, flows[a:b], credit[a:b])
-        _mark_jump(parts, part[k], now, t_conv[k] + dt[k], now + t_conv[k], half_window)
+        _take_stored(t, flows[a:b], state_int[a:b], state_float[a:b], fw_cols, float_cols, now + t_conv[k],
+                     moved[a:b], payload, dt[k], credit[a:b])  # fmt: skip
+        _shift_rings(t.fl, t.seq_ring, flows[a:b], credit[a:b])
+        _mark_jump(t.parts, part[k], now, t_conv[k] + dt[k], now + t_conv[k], half_window)
 
 
 @kernel
