@@ -105,7 +105,8 @@ def report(model: str, gpus: int, w: dict, floor: float, packet: dict | None, pa
     done = (packet["fct"] > 0) & (w["fct"] > 0)
     err = np.abs(w["fct"][done] - packet["fct"][done]) / packet["fct"][done]
     return (
-        f"{line}; packet mode {packet['process_seconds']:.1f} s, "
+        f"{line}; packet mode {packet['process_seconds']:.1f} s ({packet['events_executed'] / 1e9:.2f} G events, "
+        f"{packet['events_executed'] / packet['process_seconds'] / 1e6:.2f} M/s), "
         f"speedup {packet['process_seconds'] / w['process_seconds']:.1f}x, "
         f"FCT error mean {err.mean():.3%} p99 {np.percentile(err, 99):.3%}"
     )
@@ -116,7 +117,7 @@ def main() -> None:
     scales = ",".join(map(str, SCALES))
     parser.add_argument("--gpus", default=scales, help=f"GPU counts among {scales}")
     parser.add_argument("--models", default="GPT,MoE", help="GPT, MoE or both")
-    parser.add_argument("--packet-gpus", default="64,128", help="GPU counts where packet mode is run too")
+    parser.add_argument("--packet-gpus", default="64,128,256", help="GPU counts where packet mode is run too")
     parser.add_argument("--packet-limit", type=float, default=900.0, help="seconds a packet run may take")
     parser.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
