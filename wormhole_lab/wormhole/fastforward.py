@@ -266,6 +266,7 @@ class FastForward:
         self.state = state
         self.auditor = None  # an audit.Auditor, offered every skip before it is taken
         self.window_ps = window_ps
+        self.first_cap_ps = FIRST_CAP_WINDOWS * window_ps
         self.theta = theta
         # per partition id, its last skip's row in _history_log (its cap, and where its flows and their goodputs
         # lie), or -1
@@ -346,7 +347,7 @@ class FastForward:
         within theta/2 of the previous skip's and halving when they moved more. Flows whose data never
         share a port (they may share ports only with each other's ACKs) have nobody to drift against."""
         s = self.state
-        base = base_cap(s.fl, s.path_ports, flows, self._port_count, FIRST_CAP_WINDOWS * self.window_ps)
+        base = base_cap(s.fl, s.path_ports, flows, self._port_count, self.first_cap_ps)
         h = int(self._history[part])
         if base == NEVER or h < 0:
             return base
@@ -410,7 +411,7 @@ class FastForward:
         return dt
 
     def _rules(self, horizon: int) -> SkipRules:
-        return SkipRules(self.tail_bytes, self.payload, horizon, self.min_skip_ps, FIRST_CAP_WINDOWS * self.window_ps)
+        return SkipRules(self.tail_bytes, self.payload, horizon, self.min_skip_ps, self.first_cap_ps)
 
     def try_skip(self, part: int, members: list[int], ports: np.ndarray, now: int, horizon: int) -> bool:
         """Skip partition ``part`` ahead if at least ``min_skip_ps`` can be skipped; True when it did."""
