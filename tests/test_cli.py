@@ -3,6 +3,7 @@
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -220,19 +221,37 @@ def rounds_files(folder):
     return folder / "s.yaml"
 
 
-def test_memo_flag_turns_the_memo_on_and_a_second_run_hits(tmp_path, capsys):
+def test_wormhole_mode_memoizes_within_the_run_by_default_and_leaves_no_file(tmp_path, capsys, monkeypatch):
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where the run's own memo DB goes, then is removed
+    scenario = rounds_files(tmp_path)
+    base = ["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]
+    assert main(base) == 0
+    ds = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
+    assert ds.attrs["memo"] == "run" and ds.attrs["memo_hits"] > 0 and ds.attrs["memo_inserts"] >= 1
+    assert "within this run only" in capsys.readouterr().err
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert main([*base, "--no-memo"]) == 0
+    off = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
+    assert off.attrs["memo"] == "off" and "memo_lookups" not in off.attrs
+    assert "memo:     off" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: not both
+        main([*base, "--memo", "m.sqlite", "--no-memo"])
+    assert main(["run", str(scenario), "--no-memo", "--out", str(tmp_path)]) == 2  # packet mode
+    assert "Wormhole mode only" in capsys.readouterr().err
+
+
+def test_memo_flag_keeps_the_memo_in_a_file_and_a_second_run_hits(tmp_path, capsys):
     scenario = rounds_files(tmp_path)
     memo = tmp_path / "memo.sqlite"
     base = ["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]
-    assert main(base) == 0
-    assert "memo:" not in capsys.readouterr().err and not memo.exists()
     assert main([*base, "--memo", str(memo)]) == 0
     first = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
     assert main([*base, "--memo", str(memo)]) == 0
     second = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
-    assert memo.is_file() and first.attrs["memo_inserts"] >= 1
+    assert memo.is_file() and first.attrs["memo_inserts"] >= 1 and first.attrs["memo"] == str(memo)
     assert second.attrs["memo_hits"] > first.attrs["memo_hits"] and second.attrs["memo_inserts"] == 0
-    assert "memo:" in capsys.readouterr().err
+    assert f"kept in {memo}" in capsys.readouterr().err
     assert main(["run", str(scenario), "--memo", str(memo), "--out", str(tmp_path)]) == 2  # packet mode
     assert "Wormhole mode only" in capsys.readouterr().err
 
@@ -247,6 +266,13 @@ def test_the_scenario_file_sets_the_memo_and_the_steady_test(tmp_path):
     assert (loaded.wormhole.steady.theta, loaded.wormhole.steady.window) == (0.1, 20)
     assert main(["run", str(scenario), "--mode", "wormhole", "--quiet", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "memo.sqlite").is_file()
+    scenario.write_text(ROUNDS_YAML + "wormhole: {memo: false}\n")
+    assert load_scenario(scenario).wormhole.memo_kind == "off"
+    scenario.write_text(ROUNDS_YAML + "wormhole: {audit: 0}\n")
+    assert load_scenario(scenario).wormhole.memo_kind == "run"
+    scenario.write_text(ROUNDS_YAML + "wormhole: {memo: null}\n")
+    with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.memo: has no value.*write false"):
+        load_scenario(scenario)
     scenario.write_text(ROUNDS_YAML + "wormhole: {theta: 2}\n")
     with pytest.raises(InputError, match=r"s\.yaml:6: wormhole\.theta: must be in \(0, 1\)"):
         load_scenario(scenario)

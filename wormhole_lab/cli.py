@@ -17,9 +17,10 @@ from wormhole_lab.results import audit_summary
 EPILOG_RUN = """examples:
   wormhole-lab run                                  # built-in fat-tree scenario, packet mode
   wormhole-lab run data/scenarios/incast_hpcc.yaml  # a scenario file (format: docs/scenario-format.md)
-  wormhole-lab run scenario.yaml --mode wormhole --out results.nc   # series + flows in one netCDF file
+  wormhole-lab run scenario.yaml --mode wormhole --out results.nc   # memoizes within the run by default
   wormhole-lab run --out results/                   # fct.txt and flows.nc in a folder
-  wormhole-lab run scenario.yaml --mode wormhole --memo memo.sqlite   # a second run reuses the first's patterns
+  wormhole-lab run scenario.yaml --mode wormhole --memo memo.sqlite   # kept: a second run reuses the first's patterns
+  wormhole-lab run scenario.yaml --mode wormhole --no-memo          # every transient packet by packet
   wormhole-lab run scenario.yaml --mode flow        # max-min fair rates per flow, no packets (docs/flow-level-mode.md)
 """
 EPILOG_COMPARE = """examples:
@@ -97,14 +98,25 @@ def wormhole_statistics(ds) -> str:
         f"({skipped / max(executed + skipped, 1):.1%}); {ds.attrs['skips']} fast-forwards, "
         f"{ds.attrs['skip_backs']} skip-backs, up to {ds.attrs['partitions_max']} partitions"
     )
-    if "memo_lookups" in ds.attrs:
-        line += (
-            f"\nmemo:     {ds.attrs['memo_lookups']:,} lookups, {ds.attrs['memo_hits']:,} hits, "
-            f"{ds.attrs['memo_inserts']:,} new entries; DB {ds.attrs['memo_db_bytes'] / 1024:,.0f} KiB"
-        )
+    line += "\nmemo:     " + memo_statistics(ds.attrs)
     if ds.attrs.get("audit_k"):
         line += "\naudit:    " + audit_summary(ds.attrs)
     return line
+
+
+def memo_statistics(attrs) -> str:
+    """What the memo did in a Wormhole run, and where it was kept (the default keeps it within the run)."""
+    if attrs["memo"] == "off":
+        return "off (--no-memo or memo: false); every transient was simulated packet by packet"
+    where = (
+        "within this run only (the default; --memo FILE keeps it across runs, --no-memo turns it off)"
+        if attrs["memo"] == "run"
+        else f"kept in {attrs['memo']}"
+    )
+    return (
+        f"{attrs['memo_lookups']:,} lookups, {attrs['memo_hits']:,} hits, {attrs['memo_inserts']:,} new entries; "
+        f"DB {attrs['memo_db_bytes'] / 1024:,.0f} KiB, {where}"
+    )
 
 
 def flow_statistics(ds) -> str:
@@ -131,11 +143,17 @@ def _load(path, args, modes=("wormhole",)):
 
     scenario = load_scenario(path) if path else default_scenario()
     _check_wormhole_options(args, modes)
-    return replace(scenario, wormhole=scenario.wormhole.overridden(args.memo, args.audit))
+    return replace(scenario, wormhole=scenario.wormhole.overridden(memo_option(args), args.audit))
+
+
+def memo_option(args):
+    """--memo FILE (a path), --no-memo (False), or neither (None: the scenario's setting)."""
+    return False if args.no_memo else args.memo
 
 
 def _check_wormhole_options(args, modes) -> None:
-    for flag, value in (("--memo", args.memo), ("--audit", args.audit)):
+    flags = (("--memo", args.memo), ("--no-memo", args.no_memo or None), ("--audit", args.audit))
+    for flag, value in flags:
         if value is not None and "wormhole" not in modes:
             raise InputError(flag, f"{flag} is for Wormhole mode only", f"add --mode wormhole, or drop {flag}")
     if args.memo is not None and not Path(args.memo).resolve().parent.is_dir():
@@ -146,7 +164,11 @@ def _check_wormhole_options(args, modes) -> None:
 
 MODE_CHOICES = ["packet", "wormhole", "flow"]  # simulation.MODES; the command line does not import it up front
 MODE_HELP = "packet (default), wormhole (accelerated), flow (max-min fair rates per flow, no packets)"
-MEMO_HELP = "memo DB file (SQLite) for Wormhole mode: patterns seen in earlier runs are reused (default: none)"
+MEMO_HELP = (
+    "memo DB file (SQLite) for Wormhole mode, kept across runs: patterns seen in earlier runs are reused "
+    "(default: a memo within the run only)"
+)
+NO_MEMO_HELP = "Wormhole mode without memoization: every transient simulated packet by packet"
 AUDIT_HELP = "Wormhole mode: re-simulate K fast-forwards and K memo hits packet by packet for an error estimate"
 PROGRESS_REDRAW_S = 0.1  # the bar redraws at most this often (wall time), however fast simulated time moves
 
@@ -340,7 +362,8 @@ def _cmd_ns3(args) -> int:
     notice = lambda text: print(f"wormhole-lab: note: {text}", file=sys.stderr)  # noqa: E731
     _check_wormhole_options(args, (args.mode,))
     ds, written = run_ns3_config(
-        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=args.memo, rng=args.rng,
+        args.config, mode=args.mode, telemetry_out=args.telemetry, notify=notice, memo=memo_option(args),
+        rng=args.rng,
         audit=args.audit,
     )  # fmt: skip
     print(summary(ds))
@@ -365,7 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mode", choices=MODE_CHOICES, default="packet", help=MODE_HELP)
     run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    run_memo = run.add_mutually_exclusive_group()
+    run_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    run_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
     run.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
     run.set_defaults(func=_cmd_run)
     compare = sub.add_parser(
@@ -379,7 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=MODE_CHOICES[1:], default="wormhole", help="the mode compared with packet mode"
     )
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
-    compare.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    compare_memo = compare.add_mutually_exclusive_group()
+    compare_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    compare_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
     compare.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP + " (set beside the measured error)")
     compare.set_defaults(func=_cmd_compare)
     sweep = sub.add_parser(
@@ -419,7 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ns3.add_argument("config", help="the reference-style config file")
     ns3.add_argument("--mode", choices=MODE_CHOICES, default="packet", help=MODE_HELP)
-    ns3.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    ns3_memo = ns3.add_mutually_exclusive_group()
+    ns3_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    ns3_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
     ns3.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
     ns3.add_argument(
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"

@@ -22,7 +22,8 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     config:                           # optional EngineConfig overrides, by field name
       stop_time_ps: 10ms
     telemetry: off                    # optional: off | on | a mapping of Telemetry fields
-    wormhole: {memo: memo.sqlite}     # optional: memo DB, audit K and steady-test knobs (theta, window, ...)
+    wormhole: {memo: memo.sqlite}     # optional: memo (default true: within the run; false: off; or a DB file),
+                                      # audit K and steady-test knobs (theta, window, ...)
 
 Paths are relative to the YAML file. Every problem is an ``InputError`` located at ``<file>:<line>``
 whose message names the key (``config.rate_ai_bps``) and whose fix lists the allowed keys or values,
@@ -616,7 +617,8 @@ class _Loader:
         return Telemetry(**args)
 
     def wormhole(self, spec) -> WormholeConfig:
-        """Wormhole-mode knobs: the memo DB (a path relative to the file, or null) and the steady test's."""
+        """Wormhole-mode knobs: the memo (true: within the run, the default; false: off; or a DB file, relative to
+        the scenario file) and the steady test's."""
         path = ("wormhole",)
         self.mapping(spec, path, "Wormhole settings")
         self.keys(spec, path, WORMHOLE_KEYS)
@@ -634,8 +636,12 @@ class _Loader:
         counts = {k: self.integer(spec[k], path + (k,), minimum=0) for k in ("audit", "audit_windows") if k in spec}
         if "tail_packets" in spec:
             counts["tail_packets"] = self.integer(spec["tail_packets"], path + ("tail_packets",), minimum=1)
-        memo = spec.get("memo")
-        if memo is not None:
+        memo = spec.get("memo", True)
+        if memo is None:
+            raise self.error(
+                path + ("memo",), "has no value", "write false to turn memoization off, or a file to keep it in"
+            )
+        if not isinstance(memo, bool):
             memo = self.text(memo, path + ("memo",))
             memo = str(Path(memo) if Path(memo).is_absolute() else self.base / memo)
             if not Path(memo).parent.is_dir():

@@ -65,7 +65,8 @@ def save_scenario(scenario: Scenario, path) -> Path:
         ("config", back.config == scenario.config),
         (
             "wormhole settings",
-            replace(back.wormhole, memo=None) == replace(scenario.wormhole, memo=None),
+            back.wormhole.memo_kind == scenario.wormhole.memo_kind
+            and replace(back.wormhole, memo=True) == replace(scenario.wormhole, memo=True),
         ),
     ):
         if not same:
@@ -256,7 +257,9 @@ def _wormhole_doc(wormhole: WormholeConfig, base: Path) -> dict:
         for name in ("theta", "window", "interval_ps", "min_skip_ps", "line_window", "cycles")
         if getattr(wormhole.steady, name) != getattr(default, name)
     }
-    if wormhole.memo is not None:
+    if wormhole.memo_kind == "off":
+        out["memo"] = False
+    elif wormhole.memo_kind == "file":
         memo = Path(wormhole.memo).resolve()
         out["memo"] = str(memo.relative_to(base.resolve())) if memo.is_relative_to(base.resolve()) else str(memo)
     plain = WormholeConfig()

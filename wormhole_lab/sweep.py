@@ -33,7 +33,7 @@ METRICS = {
     "events": ("1", "events executed"),
     "events_skipped": ("1", "events skipped by fast-forwarding (estimate; 0 in packet mode)"),
     "wall_seconds": ("s", "wall time of the simulation"),
-    "memo_hit_rate": ("1", "memo hits / lookups in this case (NaN without a memo DB)"),
+    "memo_hit_rate": ("1", "memo hits / lookups in this case (NaN with the memo off or no lookup)"),
 }
 
 

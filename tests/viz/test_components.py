@@ -109,7 +109,7 @@ def test_partition_graph_follows_the_live_partitions(tmp_path):
 def test_partition_graph_of_800_nodes_needs_no_scipy_and_aggregates(monkeypatch):
     """networkx's spring layout imports scipy from 500 nodes on; scipy is not a dependency."""
     monkeypatch.setitem(sys.modules, "scipy", None)  # any "import scipy" now raises ImportError
-    scenario = replace(fat_tree_permutation(k=8), telemetry=LIVE_TELEMETRY, wormhole=WormholeConfig(memo=None))
+    scenario = replace(fat_tree_permutation(k=8), telemetry=LIVE_TELEMETRY, wormhole=WormholeConfig(memo=False))
     run = LiveRun(scenario, mode="wormhole")
     run.step(max_chunks=1)
     active = sorted(f for fs in run.partitions().values() for f in fs)

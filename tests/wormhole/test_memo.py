@@ -2,13 +2,16 @@
 
 import json
 import sqlite3
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.presets import preset
+from wormhole_lab.errors import InputError
 from wormhole_lab.simulation import Scenario, Simulation
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import rail_optimized, star
@@ -55,6 +58,31 @@ def test_memo_hits_give_the_memo_off_results_within_1_percent(rounds_scenario, m
     assert np.abs(with_memo["fct"].values / memo_off["fct"].values - 1).max() < 0.01
     assert with_memo["time_memo_fraction"].max() > 0
     assert with_memo.attrs["memo_db_bytes"] > 0
+
+
+def test_by_default_a_run_memoizes_within_itself_deterministically_and_keeps_no_file(
+    rounds_scenario, memo_off, tmp_path, monkeypatch
+):
+    """No memo option: the run's own memo DB, in a temporary folder removed at the end; the same scenario gives
+    the same results twice (nothing carries over), and those of a fresh memo file."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    runs = [Simulation(rounds_scenario, mode="wormhole").run() for _ in range(2)]
+    assert list(tmp_path.iterdir()) == []
+    fresh_file = run(rounds_scenario, str(tmp_path / "memo.sqlite"))
+    for ds in runs:
+        assert ds.attrs["memo"] == "run" and ds.attrs["memo_hits"] >= 4 and ds.attrs["memo_db_bytes"] > 0
+        np.testing.assert_array_equal(ds["fct"].values, fresh_file["fct"].values)
+        assert ds.attrs["events_executed"] == fresh_file.attrs["events_executed"]
+    assert memo_off.attrs["memo"] == "off" and runs[0].attrs["events_executed"] < memo_off.attrs["events_executed"]
+
+
+def test_the_memo_setting_is_true_false_or_a_path():
+    assert WormholeConfig().memo_kind == "run"
+    assert WormholeConfig(memo=False).memo_kind == WormholeConfig(memo=None).memo_kind == "off"
+    assert WormholeConfig(memo=Path("m.sqlite")).memo == "m.sqlite"
+    for bad in ("", 3):
+        with pytest.raises(InputError, match="WormholeConfig.memo"):
+            WormholeConfig(memo=bad)
 
 
 def test_flows_that_start_together_are_looked_up_once_as_one_partition(rounds_scenario, tmp_path):

@@ -135,11 +135,12 @@ def repeated_incast(
     link_gbps: int = 100,
     size: int = 1_500_000,
     gap_us: int = 10,
-    memo: str | None = None,
+    memo: str | bool = True,
     **changes,
 ) -> Scenario:
     """``rounds`` N-to-1 incasts one after the other (round k+1 starts ``gap_us`` after round k finished): the same
-    contention pattern repeats, so with a memo DB (``memo``: SQLite path) later rounds are memo hits. DCTCP by
+    contention pattern repeats, so later rounds are memo hits (``memo``: True, the default, memoizes within the run;
+    a SQLite path keeps the DB; False turns it off). DCTCP by
     default: its incast settles at equal shares. HPCC's shares keep converging for milliseconds, and Wormhole mode
     neither skips nor stores a partition whose shares still move (docs/wormhole-design.md), so under HPCC every
     round runs packet by packet."""

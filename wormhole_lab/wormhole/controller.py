@@ -90,7 +90,7 @@ class WormholeController:
         # memo lookups need a partition as it forms, and a return to Python each: they follow the flows that last
         # at least a skip worth taking at line rate (short flows, as in random traffic, would cost a return each)
         eager = state.fl[:, L.FL_SIZE] * 8e12 / line_bps >= steady.min_skip_ps
-        eager &= config.memo is not None
+        eager &= config.memo_kind != "off"
         state.attach_partitions(steady.interval_ps, steady.window, steady.theta, eager)
         state.ci[L.CI_STEADY_LINE] = steady.line_window
         state.ci[L.CI_STEADY_CYCLES] = steady.cycles
@@ -104,7 +104,9 @@ class WormholeController:
         self.retry_ps = window_ps
         self._partition_log: list[tuple[np.ndarray, np.ndarray]] = []  # times of changes, partitions after each
         self.steady_entries = 0
-        self.memo = MemoDB(config.memo, wormhole_lab.__version__) if config.memo else None
+        self.memo = None
+        if config.memo_kind != "off":
+            self.memo = MemoDB(None if config.memo_kind == "run" else config.memo, wormhole_lab.__version__)
         self._engine_config, self._line_bps = engine_config, line_bps
         self.pending: dict[int, Watch] = {}  # partition -> the transient being watched for the memo DB
         self.auditor = None
@@ -364,7 +366,7 @@ class WormholeController:
             return {"memo": "off"}
         hit_rate = memo.hits / memo.lookups if memo.lookups else 0.0
         return {
-            "memo": str(memo.path),
+            "memo": "run" if memo.temporary else str(memo.path),
             "memo_usable": int(memo.usable),
             "memo_lookups": memo.lookups,
             "memo_hits": memo.hits,

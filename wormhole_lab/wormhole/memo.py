@@ -15,6 +15,9 @@ lookups go on and this run's new entries are not stored (reported once). Commits
 one by one (``synchronous=NORMAL``): a power cut can lose the newest entries, which a later run stores
 again, but cannot damage the file.
 
+``MemoDB(None, ...)`` is a run's own memo (Wormhole mode's default): a fresh file in a temporary folder, removed
+when the DB is closed at the run's end, so that a run reuses the patterns it saw itself and nothing else.
+
 Each key is read from the file once per run and kept (with this run's own inserts) for the run's
 later lookups, so entries that another process adds during the run are seen by the next run.
 """
@@ -22,6 +25,7 @@ later lookups, so entries that another process adds during the run are seen by t
 import hashlib
 import json
 import sqlite3
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -83,10 +87,14 @@ class MemoDB:
     """``lookups``, ``hits``, ``misses`` and ``inserts`` count this run's use; ``bad_entries`` the entries
     skipped (checksum mismatch or another engine version); ``skipped_inserts`` the entries not stored
     because the file was locked or had become unusable. ``usable`` tells whether the file was trusted
-    (it stays true after ``close()``)."""
+    (it stays true after ``close()``). ``path`` None: a temporary file of this run's own, removed by ``close()``
+    (``temporary`` is then True)."""
 
     def __init__(self, path, engine_version: str, timeout: float | None = None):
-        self.path = Path(path)
+        self.temporary = path is None
+        self._folder = tempfile.TemporaryDirectory(prefix="wormhole_lab_memo_") if self.temporary else None
+        self.path = Path(self._folder.name) / "run.sqlite" if self.temporary else Path(path)
+        self._final_bytes = None  # the size of a temporary DB when it was removed
         self.engine_version = engine_version
         self.lookups = self.hits = self.misses = self.inserts = self.bad_entries = 0
         self.foreign_entries = self.skipped_inserts = 0
@@ -248,7 +256,10 @@ class MemoDB:
         self._cache.setdefault((fingerprint, key), []).append((graph, json.loads(text)))
 
     def size_bytes(self) -> int:
-        """The DB file plus its write-ahead log (SQLite folds the log into the file at checkpoints)."""
+        """The DB file plus its write-ahead log (SQLite folds the log into the file at checkpoints); for a
+        temporary DB already removed, its size then."""
+        if self._final_bytes is not None:
+            return self._final_bytes
         wal = self.path.with_name(self.path.name + "-wal")
         return sum(p.stat().st_size for p in (self.path, wal) if p.exists())
 
@@ -256,3 +267,7 @@ class MemoDB:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+        if self._folder is not None:
+            self._final_bytes = self.size_bytes()
+            self._folder.cleanup()
+            self._folder = None
