@@ -9,7 +9,10 @@ looks at the Wormhole controller (if any) and records:
 - a snapshot of the partitions (flows per partition id, and what each flow is doing);
 - memo DB counters, DB size, events executed and events skipped so far.
 
-Everything is plain data (lists, dicts, NumPy arrays, xarray), usable from a notebook without any GUI.
+Everything is plain data (lists, dicts, NumPy arrays, xarray), usable from a notebook without any GUI. The live
+views (``live_views``) read only what each step added (``chunks`` from where they stopped, the skip log from its
+first skip in progress, the memo counters' new rows) and the partitions as they are now; ``series``, which joins
+every chunk, is for the finished run. With ``history=False`` no partition snapshot is taken per chunk.
 """
 
 import sqlite3
@@ -40,8 +43,9 @@ class SkipWindow:
 class LiveRun:
     """Run ``scenario`` in ``mode`` a chunk at a time: ``step()`` for live views, ``run()`` to finish."""
 
-    def __init__(self, scenario, mode: str = "packet"):
+    def __init__(self, scenario, mode: str = "packet", history: bool = True):
         self.sim = Simulation(scenario, mode=mode)
+        self.history = history
         self.scenario = scenario
         self.mode = mode
         self.chunks: list[xr.Dataset] = []
@@ -49,7 +53,7 @@ class LiveRun:
         self.wall_seconds = 0.0
         self._stream = None
         self.partition_snapshots: list[tuple[int, dict]] = []  # (time, {part: sorted flows}) when they changed
-        self.memo_log: dict[str, list] = {k: [] for k in MEMO_COLUMNS}
+        self.memo_log: dict[str, list] = {k: [0] for k in MEMO_COLUMNS}  # from t = 0, where the timeline starts
         self._series = None
         self.cache: dict = {}  # per-run memo of the views (e.g. graph layout)
         self.last_busy: tuple[int, dict, dict] | None = None  # (time, partitions, flow states) with active flows
@@ -154,8 +158,14 @@ class LiveRun:
         return {"recorded_ps": recorded, "controller_ps": booked, "complete": bool(np.array_equal(recorded, booked))}
 
     def partitions(self) -> dict[int, list[int]]:
-        """The latest partition snapshot: partition id -> its active flows."""
-        return self.partition_snapshots[-1][1] if self.partition_snapshots else {}
+        """The partitions now: partition id -> its active flows (sorted); kept as ``last_busy`` if there are any."""
+        ctrl = self.controller
+        if ctrl is None:
+            return {}
+        parts = {int(p): sorted(int(f) for f in fs) for p, fs in ctrl.partitions.flows.items()}
+        if parts:
+            self.last_busy = (self.now_ps, parts, flow_states(self, parts=parts))
+        return parts
 
     def memo_table(self) -> dict[str, np.ndarray]:
         """The memo and event counters sampled after each chunk, as arrays (see ``MEMO_COLUMNS``)."""
@@ -167,11 +177,10 @@ class LiveRun:
         if ctrl is None:
             return
         now = self.now_ps
-        parts = {int(p): sorted(int(f) for f in fs) for p, fs in ctrl.partitions.flows.items()}
-        if not self.partition_snapshots or self.partition_snapshots[-1][1] != parts:
-            self.partition_snapshots.append((now, parts))
-        if parts:
-            self.last_busy = (now, parts, flow_states(self, now))
+        if self.history:
+            parts = self.partitions()
+            if not self.partition_snapshots or self.partition_snapshots[-1][1] != parts:
+                self.partition_snapshots.append((now, parts))
         memo = ctrl.memo
         row = {
             "time_ps": now,
@@ -207,11 +216,11 @@ def memo_db_bytes(memo) -> int:
     return memo.size_bytes()
 
 
-def flow_states(run: LiveRun, now_ps: int | None = None) -> dict[int, str]:
-    """What each active flow is doing at ``now_ps`` (default: the run's clock): packet-level, fast-forwarded or
-    memo hit."""
+def flow_states(run: LiveRun, now_ps: int | None = None, parts: dict | None = None) -> dict[int, str]:
+    """What each active flow (of ``parts``, default the partitions now) is doing at ``now_ps`` (default: the run's
+    clock): packet-level, fast-forwarded or memo hit."""
     ctrl = run.controller
-    parts = run.partitions()
+    parts = run.partitions() if parts is None else parts
     now = run.now_ps if now_ps is None else now_ps
     states = {f: PACKET for fs in parts.values() for f in fs}
     if ctrl is None:
