@@ -6,11 +6,16 @@ from dataclasses import replace
 import holoviews as hv
 import numpy as np
 import pytest
+from bokeh.models import Legend, Plot
 
+from wormhole_lab.engine.presets import preset
 from wormhole_lab.errors import InputError
 from wormhole_lab.scenarios import fat_tree_permutation
+from wormhole_lab.simulation import Scenario
+from wormhole_lab.topology.builders import star
 from wormhole_lab.viz import LiveRun, cca_plots, flow_states, memo_panel, partition_graph, timeline
 from wormhole_lab.viz.analysis import jain_index, steady_band, steady_flags, theta_bound
+from wormhole_lab.viz.components import EDGE_COLORS, FRAME_WIDTH, TITLE_CHARS
 from wormhole_lab.viz.scenarios import (
     LIVE_TELEMETRY,
     incast,
@@ -19,6 +24,7 @@ from wormhole_lab.viz.scenarios import (
     staggered,
     teaching_scenario,
 )
+from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import dctcp_theta_bound
 
@@ -32,6 +38,22 @@ def memo_run(tmp_path_factory):
 
 def _elements(obj, kind):
     return [el for el in obj.traverse(lambda x: x, [kind])]
+
+
+@pytest.fixture(scope="module")
+def packet_run():
+    """A 2-to-1 HPCC incast in packet mode: no fast-forwards, memo hits or audits can happen."""
+    return LiveRun(incast(n=2, cca="hp", size=300_000)).run()
+
+
+def _figures(obj) -> list:
+    """The bokeh figures ``obj`` renders to, in layout order."""
+    root = hv.render(obj, backend="bokeh")
+    return sorted(root.select({"type": Plot}), key=lambda f: str(f.id)) if not isinstance(root, Plot) else [root]
+
+
+def _legend_labels(fig) -> list[str]:
+    return [item.label.value for legend in fig.select({"type": Legend}) for item in legend.items]
 
 
 def test_skipped_windows_match_the_fast_forward_records(memo_run):
@@ -100,7 +122,8 @@ def test_partition_graph_follows_the_live_partitions(tmp_path):
         for label, state in zip(flows.dimension_values("label"), flows.dimension_values("state"), strict=True):
             assert state == states[int(label.split()[1])]
             seen_states.add(state)
-        assert graph.opts.get().kwargs["title"].startswith(f"partitions: {len(parts)}" if parts else "partitions: no")
+        title = graph.opts.get().kwargs["title"].replace("\n", " ")  # bokeh's title is wrapped to fit
+        assert title.startswith(f"partitions: {len(parts)}" if parts else "partitions: no")
         graphs += 1
     assert graphs > 5 and {"packet-level", "fast-forwarded"} <= seen_states
     hv.render(partition_graph(run), backend="bokeh")  # finished: shows the last partitions seen
@@ -123,7 +146,7 @@ def test_partition_graph_of_800_nodes_needs_no_scipy_and_aggregates(monkeypatch)
     assert set(overview.nodes.dimension_values("kind")) == {"partition"} and len(overview) == 0
     assert len(overview.nodes) == len(run.partitions())
     counted = sum(int(label.split(": ")[1].split()[0]) for label in overview.nodes.dimension_values("label"))
-    assert counted == len(active) and "a circle per partition" in overview.opts.get().kwargs["title"]
+    assert counted == len(active) and "a circle per partition" in overview.opts.get().kwargs["title"].replace("\n", " ")
     hv.render(overview, backend="bokeh")
 
 
@@ -173,3 +196,88 @@ def test_teaching_scenarios_are_small_and_check_their_inputs():
         teaching_scenario("ring")
     with pytest.raises(InputError, match="INT cannot encode"):
         incast(cca="hp", link_gbps=40)
+
+
+# --- the static components' layout: legends beside the data, titles whole, colours and shapes that mean one thing
+
+
+def test_legends_sit_beside_the_plots_not_over_the_data(memo_run, packet_run):
+    figures = _figures(cca_plots(packet_run)) + _figures(memo_panel(memo_run)) + _figures(timeline(memo_run))
+    with_legend = [f for f in figures if f.select({"type": Legend})]
+    assert len(with_legend) >= 6
+    for fig in with_legend:
+        assert list(fig.select({"type": Legend})) == [r for r in fig.right if isinstance(r, Legend)], fig.title.text
+        assert not [r for r in fig.center if isinstance(r, Legend)], f"legend over the data in {fig.title.text!r}"
+        # the frame keeps its width and the legend adds to the plot's, instead of squeezing the data
+        assert fig.frame_width == FRAME_WIDTH and fig.width is None, fig.title.text
+
+
+def test_titles_are_whole_and_wrapped_to_fit(memo_run, packet_run):
+    long = "repeated incast: sending rate of every flow, with skips"
+    figures = _figures(timeline(memo_run, title=long)) + _figures(cca_plots(packet_run))
+    titles = [f.title.text for f in figures]
+    assert long.replace(" ", "") == titles[0].replace("\n", "").replace(" ", "")  # all of it, in lines
+    for title in titles:
+        assert all(len(line) <= TITLE_CHARS for line in title.split("\n")), title
+    assert "steady detector: flows steady (θ=0.05)" in [t.replace("\n", " ") for t in titles]
+    # the matplotlib export keeps one line
+    assert timeline(memo_run, title=long).opts.get(backend="matplotlib").kwargs["title"] == long
+
+
+def test_partition_graph_edges_avoid_the_state_colours_and_ports_are_squares(memo_run):
+    reserved = {"#56B4E9", "#0072B2", "#E69F00", "#D55E00"}  # fast-forwarded, blue, memo hit, audited
+    assert not reserved & {c.upper() for c in EDGE_COLORS}
+    flows = make_flows([0, 2, 4], [1, 3, 5], [2_000_000] * 3, 0)  # three pairs: three partitions
+    scenario = Scenario(star(6), flows, preset("dctcp"), name="pairs", telemetry=LIVE_TELEMETRY)
+    run = LiveRun(replace(scenario, wormhole=WormholeConfig(memo=False)), mode="wormhole")
+    run.step(max_chunks=1)
+    graph = partition_graph(run)
+    assert len(run.partitions()) == 3
+    edge_colors = {c.upper() for c in graph.dimension_values("edge_color")}
+    assert len(edge_colors) == 3 and not edge_colors & reserved
+    nodes = graph.nodes
+    markers = dict(zip(nodes.dimension_values("kind"), nodes.dimension_values("marker"), strict=True))
+    assert markers == {"flow": "circle", "port": "square"}
+    assert set(nodes.select(kind="port").dimension_values("color")) == {"#FFFFFF"}
+    glyph = [r for r in _figures(graph)[0].renderers if hasattr(r, "node_renderer")][0].node_renderer
+    assert glyph.glyph.marker.field in glyph.data_source.data
+    drawn = dict(zip(glyph.data_source.data["kind"], glyph.data_source.data[glyph.glyph.marker.field], strict=True))
+    assert drawn == {"flow": "circle", "port": "square"}
+
+
+def test_memo_panel_time_axis_starts_at_zero_like_the_timeline(memo_run):
+    panel = memo_panel(memo_run)
+    for curve in _elements(panel, hv.Curve):
+        assert curve.dimension_values("time")[0] == 0, curve.label
+    counts = {el.label: el for el in _elements(panel, hv.Curve) if el.vdims[0].name == "count"}
+    assert all(c.dimension_values("count")[0] == 0 for c in counts.values())
+    # alone, and beside the timeline (one shared time axis, which the shaded spans used to pad below 0)
+    for obj in (panel, timeline(memo_run), (timeline(memo_run, theta=0.05) + memo_panel(memo_run)).cols(2)):
+        for fig in _figures(obj):
+            assert fig.x_range.start == 0, fig.title.text
+
+
+def test_packet_mode_timeline_lists_no_skip_layers(memo_run, packet_run):
+    skip_labels = {"fast-forwarded", "memo hit", "audited"}
+    for fig in _figures(timeline(packet_run, theta=0.05)) + _figures(cca_plots(packet_run)):
+        assert not skip_labels & set(_legend_labels(fig)), fig.title.text
+    assert not [el for el in _elements(timeline(packet_run), hv.VSpans)]
+    # a Wormhole run with the memo on lists what it can have, audit only when the audit is on
+    labels = set(_legend_labels(_figures(timeline(memo_run))[0]))
+    assert {"fast-forwarded", "memo hit"} <= labels and "audited" not in labels
+
+
+def test_the_steady_detector_has_its_own_zero_to_one_plot(packet_run):
+    layout = cca_plots(packet_run)
+    holders = {}
+    for item in layout:
+        for el in _elements(item, hv.Curve):
+            holders.setdefault(el.vdims[0].name, []).append(item)
+    assert len(holders["steady"]) == len(holders["fairness"]) == 1
+    assert holders["steady"][0] is not holders["fairness"][0], "the steady detector shares the fairness axis"
+    steady = _elements(holders["steady"][0], hv.Curve)
+    assert len(steady) == 1 and steady[0].vdims[0].range == (0, 1.05)
+    values = steady[0].dimension_values("steady")
+    assert np.nanmin(values) >= 0 and np.nanmax(values) <= 1
+    fig = [f for f in _figures(layout) if f.title.text.startswith("steady detector")][0]
+    assert fig.y_range.start == 0 and fig.y_range.end == pytest.approx(1.05)
