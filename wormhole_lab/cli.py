@@ -181,12 +181,14 @@ def _simulate(scenario, mode: str, out=None, quiet: bool = False):
 
     from tqdm import tqdm
 
-    from wormhole_lab.simulation import Simulation, UnfinishedFlowsWarning
+    from wormhole_lab.simulation import Simulation, UnfinishedFlowsWarning, check_scenario, compile_kernels
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnfinishedFlowsWarning)
         if quiet:
             return Simulation(scenario, mode=mode).run(out=out)
+        check_scenario(scenario)  # a bad input is told before a first run compiles
+        compile_kernels(mode)  # a first run says it compiles (and how long it took) before the bar, not at 0 %
         bar = tqdm(
             total=len(scenario.flows), unit="flow", desc=f"{mode:>8}", file=sys.stderr, leave=False,
             mininterval=PROGRESS_REDRAW_S,

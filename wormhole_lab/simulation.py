@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import wormhole_lab
+from wormhole_lab.compile_notice import announce_compile_if_cold
 from wormhole_lab.engine import invariants
 from wormhole_lab.engine import layout as L
 from wormhole_lab.engine.config import MAX_STOP_TIME_PS, EngineConfig
@@ -131,6 +132,16 @@ def compile_wormhole() -> float:
     return time.perf_counter() - t0
 
 
+def compile_kernels(mode: str = "packet") -> float:
+    """Compile (or load from the cache) the kernels a run in ``mode`` calls, once per process; returns the seconds
+    taken. When they are not cached on this machine yet, says so on stderr first, and how long it took after
+    (``compile_notice``); when they are, says nothing."""
+    with announce_compile_if_cold(mode):
+        if mode == "flow":
+            return compile_flow_level()
+        return compile_engine() + (compile_wormhole() if mode == "wormhole" else 0.0)
+
+
 def _min_interval_ps(scenario: Scenario) -> int:
     """Serialisation time of one full data packet on the fastest link: the shortest useful sampling interval."""
     wire = scenario.config.payload_bytes + DATA_HEADER_BYTES
@@ -247,10 +258,7 @@ class Simulation:
         t_setup = time.perf_counter()
         check_scenario(scenario)  # a bad input is told before the kernels load (on a first run, compile)
         # loaded before the tables are built (build_state calls some), the kernels' share of the set-up is all here
-        if self.mode == "flow":
-            self.compile_seconds = compile_flow_level()
-        else:
-            self.compile_seconds = compile_engine() + (compile_wormhole() if self.mode == "wormhole" else 0.0)
+        self.compile_seconds = compile_kernels(self.mode)
         prepared = _build(scenario)
         state = prepared.state
         state.outside_bytes = scenario.flows.nbytes
