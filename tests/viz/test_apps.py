@@ -25,10 +25,42 @@ def test_teach_app_runs_without_a_server_and_summarises():
     assert app.plots.note.visible and "appear when the run starts" in app.plots.note.object
     assert not app.plots.box.visible  # no empty axes before a run
     run = app.start()
-    assert run.done and "Run 1 done" in app.status.object
-    assert "DCTCP θ bound" in app.summary.object and "Jain's fairness index" in app.summary.object
+    assert run.done and "Run 1 done" in app.status.object and "You waited" in app.status.object
+    summary = app.summary.objects[0].object
+    assert "DCTCP θ bound" in summary and "Jain's fairness index" in summary and "not reached yet" not in summary
     assert app.plots.box.visible and not app.plots.note.visible and not app.alert.visible
-    assert isinstance(app.plots.pane.object, hv.Layout)
+    view = app.views[0]
+    assert {"rate", "window", "queue", "dctcp_alpha", "fairness", "steady"} <= set(view.plots)
+    assert len(view.plots["rate"].source.data["time"]) == view.feed.samples > 0  # short run: nothing thinned
+
+
+def test_the_default_lesson_fast_forwards_and_a_run_that_skips_nothing_says_why():
+    app = TeachApp()
+    run = app.start()
+    skipped = sum(not w.memo for w in run.skip_windows())
+    assert run.mode == "wormhole" and skipped > 0
+    assert f"{skipped} fast-forwards" in app.summary.objects[0].object
+    assert len(app.views[0].strips.final["fastforward"].data["x0"]) == skipped
+    hpcc = TeachApp(CCALesson(cca="HPCC", n=4, flow_mb=1))
+    hpcc.start()
+    text = hpcc.summary.objects[0].object
+    assert "0 fast-forwards" in text and "Nothing was fast-forwarded" in text and "DCTCP θ bound" not in text
+    packet = TeachApp(CCALesson(mode="packet", flow_mb=0.3))
+    packet.start()
+    assert packet.views[0].strips is None  # no skip layers, no such legend entries, in packet mode
+    assert not any("fast-forwarded" in str(i.label) for i in packet.views[0].plots["rate"].legend.items)
+
+
+def test_two_ccas_run_side_by_side_on_one_time_axis():
+    app = TeachApp(CCALesson(cca="DCTCP", compare="HPCC", n=2, flow_mb=0.3))
+    app.start()
+    runs = app.driver.runs
+    assert [r.scenario.config.cca for r in runs] == ["dctcp", "hpcc"] and all(r.done for r in runs)
+    np.testing.assert_array_equal(runs[0].scenario.flows.size, runs[1].scenario.flows.size)
+    left, right = app.views
+    assert left.plots["rate"].figure.x_range is right.plots["rate"].figure.x_range
+    assert left.plots["rate"].figure.title.text.startswith("DCTCP:") and "hpcc_u" in right.plots
+    assert [t.object.split("\n")[0] for t in app.summary.objects] == ["**DCTCP**", "**HPCC**"]
 
 
 def test_teach_app_reports_an_impossible_combination():
@@ -45,7 +77,8 @@ def test_explorer_runs_compares_and_reports_a_broken_workload(tmp_path):
     assert run.done and "hit rate" in app.summary.object and "**Audit:**" in app.summary.object
     result = app.compare_with_packet()
     assert result["fct_error_mean"] < 0.05 and "Compared with packet mode" in app.status.object
-    assert app.compare.box.visible and isinstance(app.compare.pane.object, hv.Bars)
+    assert "**Measured against packet mode**" in app.summary.object and "fewer events" in app.summary.object
+    assert app.compare.box.visible and isinstance(app.compare.content.object, hv.Bars)
     bad = tmp_path / "broken.txt"
     bad.write_text(SIMAI_HEADER + "not a row count\n")
     app.exploration.param.update(workload=SIMAI, simai_file=str(bad))
@@ -64,16 +97,19 @@ def test_explorer_runs_a_model_preset_by_default(tmp_path):
     assert run.done and "GPT-7B on 64 GPUs" in app.status.object and not app.alert.visible
     assert all(s.box.visible and not s.note.visible for s in slots)
     assert len(run.scenario.flows) == 512 and run.flows.attrs["memo_hits"] > 0
-    graph = app.graph.pane.object
-    assert len(graph.nodes) > 0 and graph.opts.get().kwargs["title"].startswith("last partitions")
-    curves = app.timeline.pane.object.traverse(lambda x: x, [hv.Curve])
-    rates = [el for el in curves if type(el) is hv.Curve and el.vdims[0].name == "flow_rate"]  # not the band
-    assert len(rates) == 12 and all(np.isfinite(c.dimension_values("flow_rate")).any() for c in rates)
+    views = app.views
+    graph = views.graph
+    assert len(graph.nodes.data["x"]) > 0 and graph.figure.title.text.startswith("last partitions")
+    assert set(graph.nodes.data["marker"]) == {"circle", "square"}  # flows circles, ports squares
+    rates = [c for c in views.rate.source.data if c.startswith("f")]
+    assert len(rates) == 12 and all(np.isfinite(views.rate.source.data[c]).any() for c in rates)
+    memo_rows = views.memo_source.data
+    assert memo_rows["time"][0] == 0 and memo_rows["hits"][-1] == run.flows.attrs["memo_hits"]
     # the DB size never drops at the end: it is the DB's content, which closing the DB leaves as it was
     size = run.memo_table()["db_bytes"]
     assert size[-1] == size.max() > 0 and size[-1] == memo.stat().st_size
     rerun = app.start()
-    assert rerun.memo_table()["db_bytes"][0] >= size[-1]
+    assert rerun.memo_table()["db_bytes"][1] >= size[-1]  # kept for the session: the next run starts with it
 
 
 def test_model_presets_scale_bytes_and_compute():
@@ -113,7 +149,7 @@ def test_ipywidgets_controls_drive_the_same_objects(tmp_path):
     assert w.lesson.cca == "DCQCN" and w.lesson.n == 2
     w.button.click()
     assert w.run is not None and w.run.done and w.run.flows.sizes["flow"] == 2 and "done" in w.message.value
-    assert len(w.output.outputs) == 1  # the last drawing only, set through the widget's state
+    assert len(w.output.outputs) == 1  # the views, shown once and updated in place
     w.controls["link_gbps"].value = 10
     w.controls["cca"].value = "HPCC"
     w.button.click()
@@ -122,4 +158,4 @@ def test_ipywidgets_controls_drive_the_same_objects(tmp_path):
     e.controls["memo_path"].value = str(tmp_path / "memo.sqlite")
     e.controls["n"].value = 2
     e.button.click()
-    assert e.run.done and e.run.skip_windows()
+    assert e.run.done and e.run.skip_windows() and e.button.description == "Run (Wormhole mode)"

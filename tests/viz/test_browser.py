@@ -35,18 +35,19 @@ PLOT_DATA = """() => {
 
 
 # Rows of the explorer's three views, told apart by their columns: graph nodes have a "kind", the timeline's rate
-# curves "flow_rate", the memo panel's size curve "db". Only finite numbers count.
+# lines a column per flow ("f<id>"), the memo panel the DB's size ("db_kb"). Only finite numbers count.
 VIEW_ROWS = """() => {
   const rows = {graph: 0, rate: 0, db: 0};
   for (const doc of Bokeh.documents) {
     for (const m of doc.all_models) {
       const data = m.data;
       if (data === undefined || data === null || typeof data !== "object") continue;
+      const keys = data instanceof Map ? [...data.keys()] : Object.keys(data);
       const get = k => (data instanceof Map ? data.get(k) : data[k]);
       const finite = col => col ? Array.from(col).filter(v => Number.isFinite(Number(v)) && v !== null).length : 0;
       if (get("kind")) rows.graph += get("kind").length;
-      rows.rate += finite(get("flow_rate"));
-      rows.db += finite(get("db"));
+      for (const k of keys) if (/^f[0-9]+$/.test(k)) rows.rate += finite(get(k));
+      rows.db += finite(get("db_kb"));
     }
   }
   return rows;
@@ -140,6 +141,8 @@ def test_explore_app_runs_a_model_preset_offline_and_reruns(page, serve, artifac
     expect(page.locator(".run-status").first).to_contain_text("GPT-7B on 64 GPUs")
     expect(page.locator(".explore-summary").first).to_contain_text("hit rate")
     wait_idle(page)
+    filled = f"() => {{ const r = ({VIEW_ROWS})(); return r.graph > 0 && r.rate > 0 && r.db > 0; }}"
+    page.wait_for_function(filled, timeout=10_000)  # the last streamed rows may follow the status line
     rows = page.evaluate(VIEW_ROWS)
     assert rows["graph"] > 0 and rows["rate"] > 0 and rows["db"] > 0, rows
     page.screenshot(path=str(artifacts / "explore_model_preset.png"), full_page=True)

@@ -31,14 +31,22 @@ class PlotSlot:
 
     def __init__(self, placeholder: str | None = None):
         self.note = pn.pane.Markdown(placeholder or "", css_classes=["plot-placeholder"], visible=bool(placeholder))
-        self.pane = pn.pane.HoloViews(None, sizing_mode="stretch_width")
         # the box is shown, not the pane: a HoloViews pane's own visible fails in a served Bootstrap page
         # (Panel 1.9 passes a stylesheet object where it wants a string)
-        self.box = pn.Column(self.pane, visible=False, sizing_mode="stretch_width")
+        self.box = pn.Column(visible=False, sizing_mode="stretch_width")
         self.panel = pn.Column(*([self.note] if placeholder else []), self.box, sizing_mode="stretch_width")
 
+    @property
+    def content(self):
+        return self.box.objects[0] if self.box.objects else None
+
     def show(self, obj) -> None:
-        self.pane.object = obj
+        """Put ``obj`` in the slot: a Panel object (a live view, which then updates itself in place) or a HoloViews
+        object."""
+        if not isinstance(obj, pn.viewable.Viewable):
+            obj = pn.pane.HoloViews(obj, sizing_mode="stretch_width")
+        if self.content is not obj:
+            self.box.objects = [obj]
         self.box.visible = True
         self.note.visible = False
 
@@ -53,35 +61,47 @@ def describe_error(exc: BaseException) -> str:
 
 
 class LiveDriver:
-    """Runs ``LiveRun``s for one app session; calls ``on_update(run, final)`` to redraw."""
+    """Runs one ``LiveRun``, or several side by side, for an app session; calls ``on_update(final)`` to redraw, at
+    most every ``REDRAW_S`` of wall time and once at the end. The status line shows the time the person waited."""
 
     def __init__(self, on_update, alert: pn.pane.Alert, status: pn.pane.Markdown):
         self.on_update = on_update
         self.alert = alert
         self.status = status
-        self.run: LiveRun | None = None
+        self.runs: list[LiveRun] = []
         self.runs_started = 0
+        self.started_at = 0.0
         self._callback = None
         self._last_draw = 0.0
 
-    def start(self, make_run) -> LiveRun | None:
-        """``make_run()`` builds the LiveRun (may raise InputError); then it streams until done."""
+    @property
+    def run(self) -> LiveRun | None:
+        return self.runs[0] if self.runs else None
+
+    def start(self, make_runs) -> LiveRun | None:
+        """``make_runs()`` builds the LiveRun, or a list of them (may raise InputError); then they stream until done.
+        Returns the first run."""
         self.stop()
         self.alert.visible = False
+        self.started_at = time.perf_counter()
         try:
-            run = make_run()
+            runs = make_runs()
         except Exception as exc:  # noqa: BLE001  (any failure is shown, the server must survive)
             self.show_error(exc)
             return None
-        self.run = run
+        self.runs = list(runs) if isinstance(runs, list | tuple) else [runs]
         self.runs_started += 1
-        self.status.object = f"Run {self.runs_started}: starting {run.scenario.name} ({run.mode} mode)…"
+        self._last_draw = 0.0
+        self.status.object = f"Run {self.runs_started}: starting {self._names()} ({self.run.mode} mode)…"
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
             self._callback = pn.state.add_periodic_callback(self._tick, period=50)
         else:  # notebook without a live server, or a plain script: run to the end now
             while self._tick():
                 pass
-        return run
+        return self.run
+
+    def _names(self) -> str:
+        return " and ".join(r.scenario.name for r in self.runs)
 
     def stop(self) -> None:
         if self._callback is not None:
@@ -97,31 +117,33 @@ class LiveDriver:
         self.status.object = "Not running."
 
     def _tick(self) -> bool:
-        run = self.run
-        if run is None:
-            return False
+        running = [r for r in self.runs if not r.done]
         try:
-            more = run.step(budget_s=SLICE_S)
+            for run in running:
+                run.step(budget_s=SLICE_S / len(running))
         except Exception as exc:  # noqa: BLE001
             self.stop()
             self.show_error(exc)
             return False
+        more = any(not r.done for r in self.runs)
         now = time.perf_counter()
         if not more or now - self._last_draw > REDRAW_S:
-            self._last_draw = now
             try:
-                self.on_update(run, not more)
+                self.on_update(not more)
             except Exception as exc:  # noqa: BLE001
                 self.stop()
                 self.show_error(exc)
                 return False
-        t_us = run.now_ps / 1e6
+            self._last_draw = time.perf_counter()
+        waited = time.perf_counter() - self.started_at
+        t_us = max(r.now_ps for r in self.runs) / 1e6
         if more:
-            self.status.object = f"Run {self.runs_started}: {run.scenario.name}, simulated {t_us:.0f} µs…"
+            self.status.object = f"Run {self.runs_started}: {self._names()}, simulated {t_us:.0f} µs… ({waited:.1f} s)"
         else:
             self.stop()
+            simulated = sum(r.wall_seconds for r in self.runs)
             self.status.object = (
-                f"Run {self.runs_started} done: {run.scenario.name}, {run.mode} mode, {t_us:.0f} µs simulated, "
-                f"{len(run.series.time) if run.series is not None else 0} samples, {run.wall_seconds:.2f} s wall."
+                f"Run {self.runs_started} done: {self._names()}, {self.run.mode} mode, {t_us:.0f} µs simulated. "
+                f"You waited {waited:.1f} s, {simulated:.1f} s of it in the simulation."
             )
         return more

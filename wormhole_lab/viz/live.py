@@ -12,7 +12,8 @@ looks at the Wormhole controller (if any) and records:
 Everything is plain data (lists, dicts, NumPy arrays, xarray), usable from a notebook without any GUI. The live
 views (``live_views``) read only what each step added (``chunks`` from where they stopped, the skip log from its
 first skip in progress, the memo counters' new rows) and the partitions as they are now; ``series``, which joins
-every chunk, is for the finished run. With ``history=False`` no partition snapshot is taken per chunk.
+every chunk, is for the finished run. With ``history=False`` the partitions seen after each chunk are not kept,
+only the last busy ones.
 """
 
 import sqlite3
@@ -177,10 +178,9 @@ class LiveRun:
         if ctrl is None:
             return
         now = self.now_ps
-        if self.history:
-            parts = self.partitions()
-            if not self.partition_snapshots or self.partition_snapshots[-1][1] != parts:
-                self.partition_snapshots.append((now, parts))
+        parts = self.partitions()  # keeps the last busy ones, which a finished run's graph shows
+        if self.history and (not self.partition_snapshots or self.partition_snapshots[-1][1] != parts):
+            self.partition_snapshots.append((now, parts))
         memo = ctrl.memo
         row = {
             "time_ps": now,

@@ -1,15 +1,22 @@
 """The same views with ipywidgets controls, for notebooks that do not serve Panel apps.
 
-``lesson_widget()`` shows the CCA lesson's knobs as ipywidgets, a Run button and an output area where the
-plots redraw as the run streams; ``explorer_widget()`` does the same for the Wormhole explorer. Both edit the
-underlying ``param.Parameterized`` object, so ``widget.lesson`` / ``widget.exploration`` stay scriptable.
+``lesson_widget()`` shows the CCA lesson's knobs as ipywidgets, a Run button and an output area where the live
+views (``live_views``, the apps' own) receive what each step of the run added; ``explorer_widget()`` does the same
+for the Wormhole explorer. Both load the plotting extension themselves (``offline.notebook_extension``, nothing from
+a CDN) and edit the underlying ``param.Parameterized`` object, so ``widget.lesson`` / ``widget.exploration`` stay
+scriptable.
 """
 
-import ipywidgets as widgets
-import param
+import time
 
-from wormhole_lab.viz.app_base import describe_error
-from wormhole_lab.viz.components import cca_plots, memo_panel, partition_graph, timeline
+import ipywidgets as widgets
+import panel as pn
+import param
+from bokeh.models import DataRange1d
+
+from wormhole_lab.viz.app_base import REDRAW_S, SLICE_S, describe_error
+from wormhole_lab.viz.live_views import ExplorerView, LessonView
+from wormhole_lab.viz.offline import notebook_extension
 
 __all__ = ["explorer_widget", "lesson_widget", "param_controls"]
 
@@ -39,60 +46,111 @@ def param_controls(obj: param.Parameterized) -> dict[str, widgets.Widget]:
 
 
 class _RunWidget(widgets.VBox):
-    def __init__(self, obj, draw, button_text: str):
+    """Controls, a run button, a status line and the live views. ``start_views()`` builds the runs and their views:
+    (runs, a Panel layout, ``update(final)``)."""
+
+    def __init__(self, obj, start_views, button_text: str):
         self._obj = obj
-        self._draw = draw
+        self._start_views = start_views
         self.controls = param_controls(obj)
-        self.button = widgets.Button(description=button_text, button_style="primary")
+        self.button = widgets.Button(
+            description=button_text, button_style="primary", layout=widgets.Layout(width="auto")
+        )
         self.message = widgets.HTML()
         self.output = widgets.Output()
         self.run = None
+        self.runs = []
         self.button.on_click(lambda _b: self.start())
         super().__init__([*self.controls.values(), self.button, self.message, self.output])
 
-    def start(self, redraw_every: int = 10):
-        """Build and stream the run, redrawing every ``redraw_every`` chunks; errors become a message."""
+    def start(self):
+        """Build the run(s) and stream them, redrawing at most every ``REDRAW_S`` of wall time with only what is
+        new; errors become a message. Returns the (first) run."""
+        notebook_extension()  # idempotent: the views draw in a kernel that never loaded the extension itself
         self.message.value = ""
+        t0 = time.perf_counter()
         try:
-            run = self._obj.live()
-            self.run = run
-            chunks = 0
-            while run.step(max_chunks=redraw_every):
-                chunks += 1
-                self._show(run)
-            self._show(run)
+            runs, layout, update = self._start_views()
+            self.runs, self.run = runs, runs[0]
+            # shown once, through the widget's state (capturing display() in the Output widget stalled nbclient);
+            # later redraws go through the layout's own comm
+            self.output.outputs = ()
+            self.output.append_display_data(layout)
+            last = 0.0
+            while any(not r.done for r in runs):
+                running = [r for r in runs if not r.done]
+                for r in running:
+                    r.step(budget_s=SLICE_S / len(running))
+                if time.perf_counter() - last > REDRAW_S:
+                    update(False)
+                    pn.io.push_notebook(layout)
+                    self.message.value = (
+                        f"running: {self.run.now_ps / 1e6:.0f} µs simulated ({time.perf_counter() - t0:.1f} s)"
+                    )
+                    last = time.perf_counter()
+            update(True)
+            pn.io.push_notebook(layout)
         except Exception as exc:  # noqa: BLE001  (shown in the notebook, the kernel carries on)
             self.message.value = f"<b>{describe_error(exc)}</b>"
             return None
-        self.message.value = f"done: {run.scenario.name}, {run.now_ps / 1e6:.0f} µs simulated"
-        return run
-
-    def _show(self, run):
-        # set through the widget's state, not by capturing display() in the Output widget: nbclient (nbmake)
-        # stalled ~300 s on a redraw loop of captured clear_output(wait=True) + display
-        self.output.outputs = ()
-        self.output.append_display_data(self._draw(run))
+        names = " and ".join(r.scenario.name for r in runs)
+        self.message.value = (
+            f"done: {names}, {max(r.now_ps for r in runs) / 1e6:.0f} µs simulated, in {time.perf_counter() - t0:.1f} s"
+        )
+        return self.run
 
 
 def lesson_widget(lesson=None) -> _RunWidget:
-    """ipywidgets version of the CCA teaching app; ``.lesson`` is the CCALesson, ``.run`` the last LiveRun."""
-    from wormhole_lab.viz.teach_app import CCALesson
+    """ipywidgets version of the CCA teaching app; ``.lesson`` is the CCALesson, ``.run`` the last LiveRun (``.runs``
+    both, with a CCA to compare with)."""
+    from wormhole_lab.viz.teach_app import CCA_NAMES, CCALesson, lesson_summary
 
     lesson = lesson or CCALesson()
-    w = _RunWidget(lesson, lambda run: cca_plots(run, theta=lesson.theta), "Run")
+
+    def start_views():
+        runs = lesson.live_runs()
+        pair = len(runs) > 1
+        x_range = DataRange1d(start=0)
+        views = [
+            LessonView(
+                r.scenario, r.mode, lesson.theta, x_range, ncols=1 if pair else 2,
+                title_prefix=f"{CCA_NAMES[r.scenario.config.cca]}: " if pair else "",
+            )
+            for r in runs
+        ]  # fmt: skip
+        texts = [pn.pane.Markdown("", sizing_mode="stretch_width") for _ in runs]
+        layout = pn.Column(pn.Row(*texts), pn.Row(*(v.layout for v in views)), sizing_mode="stretch_width")
+
+        def update(final):
+            for run, view, text in zip(runs, views, texts, strict=True):
+                view.update(run)
+                text.object = lesson_summary(lesson, run, view.feed)
+
+        return runs, layout, update
+
+    w = _RunWidget(lesson, start_views, "Run")
     w.lesson = lesson
     return w
 
 
 def explorer_widget(exploration=None) -> _RunWidget:
     """ipywidgets version of the Wormhole explorer."""
-    from wormhole_lab.viz.explore_app import Exploration
+    from wormhole_lab.viz.explore_app import Exploration, explorer_summary
 
     exploration = exploration or Exploration()
 
-    def draw(run):
-        return (partition_graph(run) + timeline(run, theta=exploration.theta) + memo_panel(run)).cols(2)
+    def start_views():
+        run = exploration.live()
+        view = ExplorerView(run.scenario, theta=exploration.theta)
+        text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        layout = pn.Column(text, pn.Row(view.graph.pane, view.rate_box), view.memo_grid, sizing_mode="stretch_width")
 
-    w = _RunWidget(exploration, draw, "Run in Wormhole mode")
+        def update(final):
+            view.update(run)
+            text.object = explorer_summary(run)
+
+        return [run], layout, update
+
+    w = _RunWidget(exploration, start_views, "Run (Wormhole mode)")
     w.exploration = exploration
     return w

@@ -5,26 +5,31 @@ notebook (``CCALesson(cca="DCQCN", n=4).run()`` returns a finished ``LiveRun``).
 Panel page; ``widgets/teach.py`` serves it (``panel serve widgets/teach.py``).
 """
 
-import holoviews as hv
-import numpy as np
 import panel as pn
 import param
+from bokeh.models import DataRange1d
 
 from wormhole_lab.topology.routing import Routes
-from wormhole_lab.viz.analysis import convergence_time_ps, jain_index, steady_flags, steady_params, theta_bound
+from wormhole_lab.viz.analysis import theta_bound
 from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
-from wormhole_lab.viz.components import cca_plots
 from wormhole_lab.viz.live import LiveRun
+from wormhole_lab.viz.live_views import LessonView
 from wormhole_lab.viz.scenarios import SCENARIOS, teaching_scenario
-from wormhole_lab.viz.style import COMPACT_LEGEND
 
 CCAS = {"DCQCN": "dcqcn", "HPCC": "hp", "TIMELY": "timely", "DCTCP": "dctcp"}
+CCA_NAMES = {"dcqcn": "DCQCN", "hpcc": "HPCC", "timely": "TIMELY", "dctcp": "DCTCP"}  # by EngineConfig.cca
 
 
 class CCALesson(param.Parameterized):
     """One teaching run. Zero in a knob means "the preset's value" (the reference's run.py)."""
 
-    cca = param.Selector(label="CCA", objects=list(CCAS), default="HPCC", doc="congestion-control algorithm")
+    cca = param.Selector(label="CCA", objects=list(CCAS), default="DCTCP", doc="congestion-control algorithm")
+    compare = param.Selector(
+        label="Side by side with",
+        objects=["none", *CCAS],
+        default="none",
+        doc="a second CCA run on the same scenario, shown beside the first with the same time axis",
+    )
     scenario = param.Selector(label="Scenario", objects=list(SCENARIOS), default="N-to-1 incast", doc="traffic pattern")
     n = param.Integer(
         default=4, label="N (senders)", bounds=(1, 16), doc="number of senders (long flows in the parking lot)"
@@ -35,7 +40,7 @@ class CCALesson(param.Parameterized):
         default=100,
         doc="speed of every link, Gb/s (HPCC's INT encodes 25/50/100/200/400 only)",
     )
-    flow_mb = param.Number(default=1.0, label="Flow size (MB)", bounds=(0.01, 20), doc="bytes each flow sends, MB")
+    flow_mb = param.Number(default=5.0, label="Flow size (MB)", bounds=(0.01, 20), doc="bytes each flow sends, MB")
     kmin_kb = param.Integer(
         default=0,
         label="ECN Kmin (KB, 0 = preset)",
@@ -72,21 +77,24 @@ class CCALesson(param.Parameterized):
     theta = param.Number(
         default=0.05, label="Steady test θ", bounds=(0.005, 0.5), step=0.005, doc="steady test threshold theta"
     )
+    # the default lesson (DCTCP, 4 senders, 5 MB) fast-forwards three steady windows: a HPCC incast's shares keep
+    # converging for milliseconds, so it is never skipped (docs/wormhole-design.md)
     mode = param.Selector(
         label="Mode",
         objects=["packet", "wormhole"],
-        default="packet",
+        default="wormhole",
         doc="packet: ground truth; wormhole: steady windows are fast-forwarded (shaded)",
     )
 
-    def changes(self) -> dict:
-        """EngineConfig overrides from the non-zero knobs."""
+    def changes(self, cca: str | None = None) -> dict:
+        """EngineConfig overrides from the non-zero knobs, for ``cca`` (default: the lesson's)."""
+        cca = cca or self.cca
         rate = self.link_gbps * 10**9
         out = {}
         if self.kmin_kb or self.kmax_kb:
             from wormhole_lab.engine.presets import preset
 
-            base = preset(CCAS[self.cca], host_bw_gbps=self.link_gbps)
+            base = preset(CCAS[cca], host_bw_gbps=self.link_gbps)
             kmin = dict(base.kmin_bytes)
             kmax = dict(base.kmax_bytes)
             if self.kmin_kb:
@@ -95,7 +103,7 @@ class CCALesson(param.Parameterized):
                 kmax[rate] = self.kmax_kb * 1000
             out.update(kmin_bytes=kmin, kmax_bytes=kmax)
         if self.ai_mbps:
-            out["dctcp_rate_ai_bps" if self.cca == "DCTCP" else "rate_ai_bps"] = self.ai_mbps * 10**6
+            out["dctcp_rate_ai_bps" if cca == "DCTCP" else "rate_ai_bps"] = self.ai_mbps * 10**6
         if self.ewma_gain:
             out["ewma_gain"] = self.ewma_gain
         if self.u_target:
@@ -104,19 +112,26 @@ class CCALesson(param.Parameterized):
             out["timely_beta"] = self.timely_beta
         return out
 
-    def build(self):
-        """The Scenario (raises InputError naming the knob for impossible combinations)."""
+    def build(self, cca: str | None = None):
+        """The Scenario under ``cca`` (default: the lesson's; raises InputError naming the knob for impossible
+        combinations)."""
+        cca = cca or self.cca
         return teaching_scenario(
             self.scenario,
             n=self.n,
-            cca=CCAS[self.cca],
+            cca=CCAS[cca],
             link_gbps=self.link_gbps,
             size=int(self.flow_mb * 1e6),
-            **self.changes(),
+            **self.changes(cca),
         )
 
     def live(self) -> LiveRun:
-        return LiveRun(self.build(), mode=self.mode)
+        return LiveRun(self.build(), mode=self.mode, history=False)
+
+    def live_runs(self) -> list[LiveRun]:
+        """The lesson's run, and the one of the CCA it is compared with (if any), on the same scenario."""
+        ccas = [self.cca] + ([self.compare] if self.compare not in ("none", self.cca) else [])
+        return [LiveRun(self.build(cca), mode=self.mode, history=False) for cca in ccas]
 
     def run(self) -> LiveRun:
         """Build and run to the end (for notebooks and tests)."""
@@ -130,59 +145,80 @@ class CCALesson(param.Parameterized):
         return theta_bound(n, self.link_gbps * 1e9, rtt_ns * 1e-9, scenario.config.payload_bytes), rtt_ns * 1e-9
 
 
-def lesson_summary(lesson: CCALesson, run: LiveRun) -> str:
-    """Markdown: fairness now, convergence time, the steady detector, and the DCTCP theta bound."""
-    series = run.series
+def why_nothing_was_skipped(run: LiveRun, feed) -> str:
+    """Why a finished Wormhole run fast-forwarded nothing, from what its controller and the detector saw."""
+    a = run.flows.attrs
+    if a["steady_entries"] == 0:
+        seen = (
+            f"the detector on this page called {feed.steady_samples / max(feed.samples, 1):.0%} of samples steady, "
+            "but it tests each flow on its own, where Wormhole needs every flow of a partition steady at the same "
+            "check, in a window that restarts whenever a flow joins or leaves"
+            if feed.steady_samples
+            else "no flow's rate stayed inside the band for a whole window"
+        )
+        return (
+            f"**Nothing was fast-forwarded:** no partition passed the steady test (θ = {feed.theta:g}, "
+            f"l = {feed.window}) before its first flow finished; {seen}. HPCC's and DCQCN's incast shares keep "
+            "moving for milliseconds: try DCTCP, bigger flows or a larger θ."
+        )
+    return (
+        f"**Nothing was fast-forwarded:** partitions turned steady {a['steady_entries']} times, but each time a flow "
+        "was about to finish or start, so the skip would have been too short to pay off: try bigger flows."
+    )
+
+
+def lesson_summary(lesson: CCALesson, run: LiveRun, feed) -> str:
+    """Markdown: fairness now, convergence time, the steady detector, skipped windows (Wormhole mode) and, under
+    DCTCP, the paper's θ bound. ``feed``: the view's ``SeriesFeed``, which holds these numbers as the run goes."""
+    cca = run.scenario.config.cca
     lines = []
-    if series is not None:
-        rates = series["flow_rate"].values
-        busy = np.flatnonzero(np.isfinite(rates).sum(axis=1) >= min(2, rates.shape[1]))
-        if len(busy):
-            t = busy[-1]
-            lines.append(
-                f"**Jain's fairness index** of the sending rates at {series.time.values[t] / 1e6:.0f} µs "
-                f"(last sample with {np.isfinite(rates[t]).sum()} active flows): {jain_index(rates[t]):.3f}"
-            )
-        else:
-            lines.append("**Jain's fairness index:** no sample with two active flows yet")
-        stride, window, theta = steady_params(run.scenario.config, lesson.theta)
-        flags = steady_flags(series["flow_rate"].values, stride, window, theta)
-        conv = convergence_time_ps(series, flags, run.scenario.flows.start_ps)
+    if feed.fair_now is not None:
+        t_us, fair, active = feed.fair_now
         lines.append(
-            "**Convergence time** (all active flows steady after the last start): "
-            + (f"{conv / 1e6:.0f} µs" if conv is not None else "not reached yet")
+            f"**Jain's fairness index** of the sending rates at {t_us:.0f} µs (last sample with {active} active "
+            f"flows): {fair:.3f}"
         )
-        fired = np.flatnonzero(flags.any(axis=1))
+    else:
+        lines.append("**Jain's fairness index:** no sample with two active flows yet")
+    if feed.converged_ps is not None:
+        conv = f"{feed.converged_ps / 1e6:.0f} µs"
+    elif run.done:
+        conv = "never: the active flows did not all pass the steady test at one sample after the last start"
+    else:
+        conv = "not reached yet"
+    lines.append(f"**Convergence time** (all active flows steady after the last start): {conv}")
+    fired = (
+        f"first fired at {feed.detector_first_us:.0f} µs, steady in {feed.steady_samples / feed.samples:.0%} of samples"
+        if feed.detector_first_us is not None
+        else "has not fired"
+    )
+    lines.append(f"**Steady detector** (θ = {feed.theta:g}, l = {feed.window} samples every {feed.stride} µs): {fired}")
+    if cca == "dctcp":
+        bound, rtt = lesson.theta_bound(run.scenario)
+        measured = (
+            f"here the detector fired at {feed.detector_first_us:.0f} µs with θ = {lesson.theta:g}"
+            if feed.detector_first_us is not None
+            else f"here the detector has not fired with θ = {lesson.theta:g}"
+        )
         lines.append(
-            f"**Steady detector** (θ = {theta:g}, l = {window} samples every {stride} µs): "
-            + (
-                f"first fired at {series.time.values[fired[0]] / 1e6:.0f} µs, "
-                f"steady in {flags.any(axis=1).mean():.0%} of samples"
-                if len(fired)
-                else "has not fired"
-            )
+            f"**DCTCP θ bound** (paper Eq. 11, N = {len(run.scenario.flows)}, C = {lesson.link_gbps} Gb/s, "
+            f"RTT = {rtt * 1e6:.1f} µs): θ > {bound:.3f} for a window-based DCTCP, whose window saw-tooths. This "
+            f"DCTCP is the reference's rate-based one, whose rate does not follow that sawtooth: {measured}."
         )
-    bound, rtt = lesson.theta_bound(run.scenario)
-    verdict = (
-        "above it: DCTCP's sawtooth fits in the band"
-        if lesson.theta > bound
-        else "below it: DCTCP's sawtooth is wider than the band, so DCTCP flows will not test steady"
-    )
-    lines.append(
-        f"**DCTCP θ bound** (paper Eq. 11, N = {len(run.scenario.flows)}, C = {lesson.link_gbps} Gb/s, "
-        f"RTT = {rtt * 1e6:.1f} µs): θ > {bound:.3f}; your θ = {lesson.theta:g} is {verdict}."
-    )
     if run.mode == "wormhole":
         skips = run.skip_windows()
         lines.append(
             f"**Skipped windows:** {sum(not w.memo for w in skips)} fast-forwards (shaded blue), "
             f"{sum(w.memo for w in skips)} memo hits (orange)"
         )
+        if run.done and not skips:
+            lines.append(why_nothing_was_skipped(run, feed))
     return "\n\n".join(f"- {line}" for line in lines)
 
 
 class TeachApp:
-    """The Panel page: controls in the sidebar, live plots and the summary in the main area."""
+    """The Panel page: controls in the sidebar, live plots and the summary in the main area; with a second CCA
+    chosen, both run on the same scenario and show side by side on one time axis."""
 
     def __init__(self, lesson: CCALesson | None = None):
         self.lesson = lesson or CCALesson()
@@ -191,15 +227,17 @@ class TeachApp:
             "Choose a congestion control and a scenario, then press **Run**.", css_classes=["run-status"]
         )
         self.alert = pn.pane.Alert("", alert_type="warning", visible=False)
-        self.summary = pn.pane.Markdown("", css_classes=["lesson-summary"])
+        self.summary = pn.Row(sizing_mode="stretch_width", css_classes=["lesson-summary"])
         self.plots = PlotSlot(
             "**Plots** — appear when the run starts: sending rate per flow (with the steady band), window or bytes "
-            "in flight, the busiest queues, the CCA's own state, and Jain's fairness index with the steady detector."
+            "in flight, the busiest queues, the CCA's own state, Jain's fairness index, and the steady detector."
         )
+        self.views: list[LessonView] = []
         self.driver = LiveDriver(self._update, self.alert, self.status)
         self.run_button.on_click(lambda _event: self.start())
         widgets = {
             "cca": pn.widgets.Select,
+            "compare": pn.widgets.Select,
             "scenario": pn.widgets.Select,
             "mode": pn.widgets.RadioButtonGroup,
             "link_gbps": pn.widgets.Select,
@@ -213,26 +251,36 @@ class TeachApp:
         self.controls = pn.Param(self.lesson, widgets=widgets, show_name=False, sizing_mode="stretch_width")
 
     def start(self) -> LiveRun | None:
-        return self.driver.start(self.lesson.live)
+        return self.driver.start(self._runs)
 
-    def _update(self, run: LiveRun, final: bool) -> None:
-        layout = cca_plots(run, theta=self.lesson.theta).opts(
-            hv.opts.Curve(responsive=True, height=260, tools=["hover"], backend="bokeh"),
-            hv.opts.Overlay(
-                responsive=True, height=260, legend_position="right", legend_opts=COMPACT_LEGEND, backend="bokeh"
-            ),
-            hv.opts.NdOverlay(
-                responsive=True, height=260, legend_position="right", legend_opts=COMPACT_LEGEND, backend="bokeh"
-            ),
-        )
-        self.plots.show(layout)
-        self.summary.object = lesson_summary(self.lesson, run)
+    def _runs(self) -> list[LiveRun]:
+        runs = self.lesson.live_runs()
+        x_range = DataRange1d(start=0)  # one time axis for both sides
+        pair = len(runs) > 1
+        self.views = [
+            LessonView(
+                r.scenario, r.mode, self.lesson.theta, x_range, ncols=1 if pair else 2,
+                title_prefix=f"{CCA_NAMES[r.scenario.config.cca]}: " if pair else "",
+            )
+            for r in runs
+        ]  # fmt: skip
+        self.plots.show(pn.Row(*(v.layout for v in self.views), sizing_mode="stretch_width"))
+        self.summary.objects = [pn.pane.Markdown("", sizing_mode="stretch_width") for _ in runs]
+        return runs
+
+    def _update(self, final: bool) -> None:
+        pair = len(self.views) > 1
+        for run, view, text in zip(self.driver.runs, self.views, self.summary.objects, strict=True):
+            view.update(run)
+            head = f"**{CCA_NAMES[run.scenario.config.cca]}**\n\n" if pair else ""
+            text.object = head + lesson_summary(self.lesson, run, view.feed)
 
     def view(self) -> pn.template.BootstrapTemplate:
         intro = pn.pane.Markdown(
             "Pick a CCA and a scenario, press **Run**: rates, windows and queues stream in as the simulation "
-            "runs. The green band is the steady test's threshold around flow 0's window mean; shaded windows "
-            "(Wormhole mode) were fast-forwarded."
+            "runs. On the rate plot, the green band is the steady test's threshold around the first flow's "
+            "window mean; in Wormhole mode, windows shaded blue were fast-forwarded and orange ones taken from the "
+            "memo. Choose a CCA under *Side by side with* to run a second one on the same scenario."
         )
         return app_page(
             "wormhole_lab: congestion control, live",

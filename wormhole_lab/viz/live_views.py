@@ -1,0 +1,434 @@
+"""Live Bokeh views for the apps and the notebook widgets, fed only what is new.
+
+A view owns its Bokeh figures and ColumnDataSources. ``update(run)`` takes what the run added since the last
+update (new telemetry chunks through a ``SeriesFeed``, the skip log's newly final rows, the memo counters' new
+rows, the partitions as they are now) and streams it into the sources (``ColumnDataSource.stream``); it replaces a
+source's data only after a thinning (at most ``feed.MAX_POINTS`` rows) or when the partitions changed (at most
+``DETAIL_NODES`` nodes), and patches the graph's colours when only what the flows do changed. ``sent`` counts the
+rows handed to Bokeh: what redraws cost the page. ``panel`` is the view as a Panel layout; ``panes`` its Bokeh panes
+(``pn.io.push_notebook(*panes)`` sends the changes from a notebook, a served app sends them by itself).
+
+Units: time in µs (from 0), rates in Gb/s, queues and windows in KB.
+"""
+
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
+from bokeh.plotting import figure
+
+from wormhole_lab.viz.feed import Update
+from wormhole_lab.viz.graph_layout import cell_layout, grid_centres
+from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET
+from wormhole_lab.viz.live_data import CCA_STATE, QUANTITIES, QUEUE_LINES, MemoFeed, SeriesFeed, SkipFeed
+from wormhole_lab.viz.style import (
+    AUDIT_COLOR,
+    BAND_COLOR,
+    COMPACT_LEGEND,
+    LINE_COLORS,
+    MEMO_COLOR,
+    PACKET_COLOR,
+    SKIP_COLOR,
+)
+
+__all__ = ["ExplorerView", "LessonView", "LinePlot", "PartitionGraphView"]
+
+HEIGHT = 230
+DETAIL_NODES = 400  # above this many flows + ports the graph draws one circle per partition
+NODE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
+#: partition edges: greys and the palette colours that mean nothing else here (sky blue and blue read as
+#: fast-forwarded, orange as memo hit, vermillion as audited)
+EDGE_COLORS = ["#555555", "#009E73", "#CC79A7", "#AAAAAA", "#000000"]
+
+
+def _figure(title: str, ylabel: str, x_range=None, y_range=None, height: int = HEIGHT):
+    fig = figure(
+        title=title,
+        height=height,
+        sizing_mode="stretch_width",
+        x_range=x_range if x_range is not None else DataRange1d(start=0),
+        x_axis_label="time (µs)",
+        y_axis_label=ylabel,
+        tools="pan,box_zoom,wheel_zoom,reset,save",
+        toolbar_location="above",
+    )
+    if y_range is not None:
+        fig.y_range = y_range
+    fig.title.text_font_size = "10pt"
+    return fig
+
+
+def _legend(fig, items: list) -> Legend:
+    """A legend beside the plot, never over the data; a click hides a line."""
+    legend = Legend(items=items, click_policy="hide", location="top_left", **COMPACT_LEGEND)
+    fig.add_layout(legend, "right")
+    return legend
+
+
+def _axis_label(name: str) -> str:
+    label, unit, _ = QUANTITIES[name]
+    return f"{label} ({unit})" if unit else label
+
+
+class LinePlot:
+    """A figure with a line per column of a source fed from a ``ThinnedTable``'s updates (``push``)."""
+
+    def __init__(self, title, ylabel, lines: dict, x_range=None, y_range=None, extra: tuple = (), source=None):
+        """``lines``: column -> legend label; ``extra``: more columns the source holds (drawn by the caller);
+        ``source``: another plot's source to draw from (that plot pushes the updates)."""
+        self.source = source or ColumnDataSource({c: np.zeros(0) for c in ("time", *lines, *extra)})
+        self.figure = _figure(title, ylabel, x_range, y_range)
+        self.items = []
+        for k, (column, label) in enumerate(lines.items()):
+            line = self.figure.line("time", column, source=self.source, color=LINE_COLORS[k % len(LINE_COLORS)])
+            line.glyph.line_width = 1.5
+            self.items.append(LegendItem(label=label, renderers=[line]))
+        self.figure.add_tools(HoverTool(tooltips=[("time", "@time{0.0} µs"), ("value", "$y{0.000}")]))
+        self.legend = _legend(self.figure, self.items) if self.items else None
+        self.sent = 0
+
+    def push(self, update: Update) -> None:
+        columns = self.source.column_names
+        if update.reset:
+            self.source.data = {c: update.rows[c] for c in columns}
+        elif len(update):
+            self.source.stream({c: update.rows[c] for c in columns})
+        self.sent += len(update)
+
+
+class StripLayer:
+    """Fast-forwarded windows shaded sky blue and memo hits orange on a figure: final ones streamed once, the ones
+    in progress (a skip-back may shorten them) replaced at each update."""
+
+    def __init__(self, fig):
+        self.final, self.running = {}, {}
+        self.items = []
+        for kind, label, color, alpha in (
+            ("fastforward", "fast-forwarded", SKIP_COLOR, 0.25),
+            ("memo", "memo hit", MEMO_COLOR, 0.35),
+        ):
+            renderers = []
+            for store in (self.final, self.running):
+                store[kind] = ColumnDataSource({"x0": np.zeros(0), "x1": np.zeros(0), "part": np.zeros(0)})
+                strip = fig.vstrip(x0="x0", x1="x1", source=store[kind], fill_color=color, fill_alpha=alpha)
+                strip.glyph.line_width = 0
+                strip.level = "underlay"
+                renderers.append(strip)
+            self.items.append(LegendItem(label=label, renderers=renderers))
+        self.audit = ColumnDataSource({"x0": np.zeros(0), "x1": np.zeros(0)})
+        audit = fig.vstrip(x0="x0", x1="x1", source=self.audit, fill_alpha=0, line_color=AUDIT_COLOR, line_width=2)
+        audit.glyph.line_dash = "dashed"
+        self.audit_item = LegendItem(label="audited", renderers=[audit])
+        self.sent = 0
+
+    def push(self, new: dict, running: dict) -> None:
+        for kind, rows in new.items():
+            if len(rows["x0"]):
+                self.final[kind].stream(rows)
+                self.sent += len(rows["x0"])
+            if len(running[kind]["x0"]) or len(self.running[kind].data["x0"]):
+                self.running[kind].data = running[kind]
+                self.sent += len(running[kind]["x0"])
+
+    def show_audit(self, windows) -> None:
+        """The stretches the self-audit re-simulated (known at the end of the run)."""
+        self.audit.data = {"x0": [w.start_ps / 1e6 for w in windows], "x1": [w.end_ps / 1e6 for w in windows]}
+        self.sent += len(windows)
+
+
+def _flow_label(scenario, f: int) -> str:
+    flows = scenario.flows
+    return f"flow {f} ({flows.src[f]}→{flows.dst[f]})"
+
+
+class LessonView:
+    """The CCA lesson's plots: sending rate per flow (with the steady band of the first flow, and skipped windows
+    in Wormhole mode), window or bytes in flight, the busiest queues, the CCA's state, Jain's fairness index, and
+    the share of flows the steady detector calls steady, in ``ncols`` columns. ``x_range`` links the time axis with
+    another view."""
+
+    def __init__(self, scenario, mode: str, theta: float = 0.05, x_range=None, ncols: int = 2, title_prefix: str = ""):
+        self.scenario, self.mode = scenario, mode
+        self.feed = SeriesFeed(scenario, theta=theta)
+        self.x_range = x_range if x_range is not None else DataRange1d(start=0)
+        self.title_prefix = title_prefix
+        self.seen = 0  # chunks taken
+        self.plots: dict[str, LinePlot] = {}
+        self.strips = None
+        self.skips = SkipFeed()
+        self.queue_ports = np.zeros(0, dtype=np.int64)
+        self.layout = pn.GridBox(ncols=ncols, sizing_mode="stretch_width")  # filled at the first chunk
+        self.panes: list = []
+
+    @property
+    def sent(self) -> int:
+        return sum(p.sent for p in self.plots.values()) + (self.strips.sent if self.strips else 0)
+
+    def _build(self) -> None:
+        """The figures, once the first chunk says which flows and ports are traced."""
+        feed, x, prefix = self.feed, self.x_range, self.title_prefix
+        lines = {f"f{f}": _flow_label(self.scenario, int(f)) for f in feed.flows}
+        rate = LinePlot(
+            f"{prefix}sending rate per flow", _axis_label("flow_rate"), lines, x, extra=("band_lo", "band_hi")
+        )
+        band = rate.figure.varea(
+            "time", "band_lo", "band_hi", source=rate.source, fill_color=BAND_COLOR, fill_alpha=0.3
+        )
+        band_flow = int(feed.flows[0])
+        rate.legend.items.append(
+            LegendItem(label=f"steady band (θ={feed.theta:g}), flow {band_flow}", renderers=[band])
+        )
+        if self.mode == "wormhole":
+            self.strips = StripLayer(rate.figure)
+            rate.legend.items.extend([*self.strips.items, self.strips.audit_item])
+        self.plots["rate"] = rate
+        window = feed.window_variable
+        title = "window per flow" if window == "flow_window" else "bytes in flight per flow (no window)"
+        self.plots["window"] = LinePlot(f"{prefix}{title}", _axis_label(window), lines, x)
+        slots = {f"q{k}": f"queue {k + 1}" for k in range(QUEUE_LINES)}
+        self.plots["queue"] = LinePlot(f"{prefix}busiest queues", _axis_label("port_queue"), slots, x)
+        for name in CCA_STATE.get(feed.cca, []):
+            self.plots[name] = LinePlot(f"{prefix}{QUANTITIES[name][0]}", _axis_label(name), lines, x)
+        self.plots["fairness"] = LinePlot(
+            f"{prefix}Jain's fairness index", "Jain's index", {"fairness": "Jain's index"}, x,
+            y_range=Range1d(0, 1.05), extra=("steady",),
+        )  # fmt: skip
+        self.plots["steady"] = LinePlot(
+            f"{prefix}steady detector (θ={feed.theta:g}, l={feed.window})", "flows steady (fraction)",
+            {"steady": "share of active flows steady"}, x, y_range=Range1d(0, 1.05),
+            source=self.plots["fairness"].source,  # one source, two plots: the fairness plot's stream feeds both
+        )  # fmt: skip
+        self.panes = [pn.pane.Bokeh(p.figure, sizing_mode="stretch_width") for p in self.plots.values()]
+        self.layout.objects = self.panes
+
+    def update(self, run) -> None:
+        """Take the chunks (and skips) ``run`` added since the last update."""
+        new = run.chunks[self.seen :]
+        self.seen = len(run.chunks)
+        if new:
+            if self.feed.flows is None:
+                self.feed.add(new)
+                self._build()
+            else:
+                self.feed.add(new)
+        if not self.plots:
+            return
+        tables = self.feed.tables
+        for name, plot in self.plots.items():
+            if name in ("steady", "queue"):
+                continue
+            plot.push(tables[name].take())
+        self._push_queues()
+        if self.strips is not None and run.controller is not None:
+            self.strips.push(*self.skips.take(run.controller.ff.skips))
+            if run.done:
+                self.strips.show_audit(run.audit_windows())
+
+    def _push_queues(self) -> None:
+        """The busiest queues so far: streamed while they stay the busiest, replaced (thinned) when others are."""
+        feed, plot = self.feed, self.plots["queue"]
+        table = feed.tables["queue"]
+        busiest = feed.busiest_ports()
+        update = table.take()
+        if update.reset or not np.array_equal(busiest, self.queue_ports):
+            self.queue_ports = busiest
+            update = Update(table.rows(), reset=True)
+            topo = self.scenario.topology
+            owner, peer = topo.port_node(), topo.port_peer_node()
+            for k, item in enumerate(plot.items):
+                if k < len(busiest):
+                    p = int(feed.ports[busiest[k]])
+                    item.label = {"value": f"port {p} ({owner[p]}→{peer[p]})"}
+                item.visible = k < len(busiest)
+        rows = {"time": update.rows["time"]}
+        for k in range(QUEUE_LINES):
+            column = f"p{feed.ports[self.queue_ports[k]]}" if k < len(self.queue_ports) else None
+            rows[f"q{k}"] = update.rows[column] if column else np.full(len(rows["time"]), np.nan)
+        plot.push(Update(rows, update.reset))
+
+
+class PartitionGraphView:
+    """The partitions as they are now: each in its own cell, flows as circles coloured by what they do (grey packet
+    by packet, sky blue fast-forwarded, orange memo hit), ports as white squares, edges a colour per partition. When
+    the partitions did not change it patches the colours of the flows whose state did."""
+
+    def __init__(self, max_nodes: int = DETAIL_NODES):
+        self.max_nodes = max_nodes
+        self.nodes = ColumnDataSource({c: [] for c in ("x", "y", "marker", "color", "size", "label", "kind")})
+        self.edges = ColumnDataSource({"xs": [], "ys": [], "color": []})
+        fig = figure(
+            title="partitions: none yet", height=2 * HEIGHT, sizing_mode="stretch_width", tools="pan,wheel_zoom,reset",
+            match_aspect=True, toolbar_location="above",
+        )  # fmt: skip
+        fig.axis.visible = fig.grid.visible = False
+        fig.title.text_font_size = "10pt"
+        fig.multi_line("xs", "ys", source=self.edges, line_color="color", line_width=1.5, line_alpha=0.8)
+        points = fig.scatter(
+            "x", "y", source=self.nodes, marker="marker", fill_color="color", size="size", line_color="black"
+        )
+        fig.add_tools(HoverTool(renderers=[points], tooltips=[("", "@label")]))
+        self.figure = fig
+        self.pane = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
+        self.key = None
+        self.flow_rows: dict[int, int] = {}  # flow -> its row in the nodes (detailed drawing)
+        self.cache: dict = {}
+        self.sent = 0
+
+    def update(self, run) -> None:
+        ctrl = run.controller
+        if ctrl is None:
+            return
+        parts = run.partitions()
+        at = run.now_ps
+        if parts:
+            states = run.last_busy[2]
+        elif run.done and run.last_busy is not None:  # finished: the last partitions seen
+            at, parts, states = run.last_busy
+        else:
+            states = {}
+        key = tuple((p, tuple(fs)) for p, fs in sorted(parts.items()))
+        n_flows = sum(len(fs) for fs in parts.values())
+        title = f"partitions: {len(parts)} at t = {at / 1e6:.0f} µs, {n_flows} flows" if parts else "partitions: none"
+        if run.done and parts:
+            title = f"last partitions ({len(parts)}) at t = {at / 1e6:.0f} µs, {n_flows} flows"
+        if key == self.key and self.flow_rows:
+            colors = self.nodes.data["color"]
+            changes = [
+                (row, NODE_COLORS[states.get(f, PACKET)])
+                for f, row in self.flow_rows.items()
+                if colors[row] != NODE_COLORS[states.get(f, PACKET)]
+            ]
+            if changes:
+                self.nodes.patch({"color": changes})
+                self.sent += len(changes)
+        elif key != self.key:
+            self.key = key
+            self._redraw(ctrl, parts, states)
+        if self.figure.title.text != title:
+            self.figure.title.text = title
+
+    def _redraw(self, ctrl, parts: dict, states: dict) -> None:
+        nodes = {c: [] for c in self.nodes.column_names}
+        edges = {"xs": [], "ys": [], "color": []}
+        self.flow_rows = {}
+
+        def ports_of(f):
+            return sorted(ctrl.ff.paths[f])
+
+        ordered = sorted(parts.items())
+        n_ports = sum(len(set().union(*(ports_of(f) for f in fs))) for _, fs in ordered)
+        aggregated = sum(len(fs) for _, fs in ordered) + n_ports > self.max_nodes
+
+        def node(x, y, kind, state, label, size):
+            for c, v in zip(
+                ("x", "y", "marker", "color", "size", "label", "kind"),
+                (float(x), float(y), "square" if kind == "port" else "circle", NODE_COLORS[state], size, label, kind),
+                strict=True,
+            ):
+                nodes[c].append(v)
+            return len(nodes["x"]) - 1
+
+        for (part, flows), centre in zip(ordered, grid_centres(len(ordered)), strict=True):
+            if aggregated:
+                counts = {s: sum(states.get(f, PACKET) == s for f in flows) for s in (PACKET, FASTFORWARD, MEMO)}
+                state = max(counts, key=counts.get)
+                label = f"partition {part}: {len(flows)} flows, " + ", ".join(
+                    f"{v} {k}" for k, v in counts.items() if v
+                )
+                node(*centre, "partition", state, label, 6 + 3 * np.sqrt(len(flows)))
+                continue
+            pos = cell_layout(self.cache, tuple(flows), ports_of)
+            color = EDGE_COLORS[part % len(EDGE_COLORS)]
+            seen_ports = set()
+            for f in flows:
+                fx, fy = centre + pos[("flow", f)]
+                self.flow_rows[f] = node(fx, fy, "flow", states.get(f, PACKET), f"flow {f} (partition {part})", 12)
+                for p in ports_of(f):
+                    px, py = centre + pos[("port", p)]
+                    if p not in seen_ports:
+                        seen_ports.add(p)
+                        node(px, py, "port", "port", f"port {p}", 10)
+                    edges["xs"].append([fx, px])
+                    edges["ys"].append([fy, py])
+                    edges["color"].append(color)
+        self.edges.data = edges
+        self.nodes.data = nodes
+        self.sent += len(nodes["x"]) + len(edges["xs"])
+
+
+class ExplorerView:
+    """The Wormhole explorer's live views: the partition graph, the sending rates of the largest flows with skipped
+    windows shaded, and the memo DB's lookups, hit rate, size and the events executed against skipped."""
+
+    def __init__(self, scenario, theta: float = 0.05, max_lines: int = 12):
+        self.scenario = scenario
+        self.feed = SeriesFeed(scenario, theta=theta, max_lines=max_lines)
+        self.memo_feed = MemoFeed()
+        self.skips = SkipFeed()
+        self.seen = 0
+        self.graph = PartitionGraphView()
+        self.x_range = DataRange1d(start=0)
+        self.rate = None
+        self.strips = None
+        self.memo_source = ColumnDataSource({c: np.zeros(0) for c in MemoFeed.COLUMNS})
+        self.memo_figures = self._memo_figures()
+        self.memo_sent = 0
+        self.rate_box = pn.Column(sizing_mode="stretch_width")  # the rate plot, from the first chunk on
+        memo_panes = [pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.memo_figures]
+        self.panes = [self.graph.pane, *memo_panes]
+        self.memo_grid = pn.GridBox(*memo_panes, ncols=2, sizing_mode="stretch_width")
+
+    @property
+    def sent(self) -> int:
+        rate = self.rate.sent + self.strips.sent if self.rate is not None else 0
+        return self.graph.sent + rate + self.memo_sent
+
+    def _memo_figures(self) -> list:
+        x, src = self.x_range, self.memo_source
+        specs = [
+            ("memo lookups, hits and misses", "count", (("lookups", LINE_COLORS[0]), ("hits", MEMO_COLOR),
+                                                         ("misses", PACKET_COLOR)), None),
+            ("memo hit rate", "hits / lookups", (("hit_rate", MEMO_COLOR),), Range1d(0, 1.05)),
+            ("memo DB size", "KB", (("db_kb", LINE_COLORS[0]),), None),
+            ("events executed and skipped (estimate)", "events", (("executed", PACKET_COLOR),
+                                                                  ("skipped", SKIP_COLOR)), None),
+        ]  # fmt: skip
+        figures = []
+        for title, ylabel, lines, y_range in specs:
+            fig = _figure(title, ylabel, x, y_range, height=200)
+            items = []
+            for column, color in lines:
+                line = fig.line("time", column, source=src, color=color)
+                line.glyph.line_width = 1.5
+                items.append(LegendItem(label=column.replace("_", " "), renderers=[line]))
+            _legend(fig, items)
+            figures.append(fig)
+        return figures
+
+    def update(self, run) -> None:
+        new = run.chunks[self.seen :]
+        self.seen = len(run.chunks)
+        if new:
+            first = self.feed.flows is None
+            self.feed.add(new)
+            if first:
+                lines = {f"f{f}": _flow_label(self.scenario, int(f)) for f in self.feed.flows}
+                title = f"sending rate of the {len(lines)} largest flows"  # the legend says what the shading is
+                self.rate = LinePlot(title, _axis_label("flow_rate"), lines, self.x_range, extra=("band_lo", "band_hi"))
+                self.strips = StripLayer(self.rate.figure)
+                self.rate.legend.items.extend([*self.strips.items, self.strips.audit_item])
+                rate_pane = pn.pane.Bokeh(self.rate.figure, sizing_mode="stretch_width")
+                self.rate_box.objects = [rate_pane]
+                self.panes.append(rate_pane)
+        if self.rate is not None:
+            self.rate.push(self.feed.tables["rate"].take())
+            self.strips.push(*self.skips.take(run.controller.ff.skips))
+            if run.done:
+                self.strips.show_audit(run.audit_windows())
+        self.memo_feed.add(run.memo_log)
+        update = self.memo_feed.table.take()
+        if update.reset:
+            self.memo_source.data = update.rows
+        elif len(update):
+            self.memo_source.stream(update.rows)
+        self.memo_sent += len(update)
+        self.graph.update(run)
