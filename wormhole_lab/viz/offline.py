@@ -3,28 +3,91 @@
 ``notebook_extension()`` is the one way notebooks and the ipywidgets views load HoloViews' bokeh extension and
 Panel's notebook extension. The resources come from the installed bokeh, HoloViews and Panel packages, so
 plots draw in JupyterLab and the Notebook on a machine without internet access.
+
+``pn.extension(inline=True)`` inlines the JS, and Panel inlines the stylesheets of a Panel object when it is
+first shown, but two paths still link ``cdn.holoviz.org/panel/<version>/dist/...css`` (measured with Panel 1.9.4
+in JupyterLab with every foreign request refused): HoloViews plots, which HoloViews renders through Panel's
+layout without that step, and any later update of a shown Panel object (e.g. a Markdown pane's new text sends
+its stylesheets again). ``notebook_extension`` closes both: a Panel preprocessing hook for the first, and the
+stylesheets Panel computes for a model (``Reactive._get_properties`` / ``_update_properties``) for the second.
+Each swaps a CDN link for the file's text from the installed Panel, once per document and file.
 """
+
+import functools
+import weakref
 
 __all__ = ["notebook_extension"]
 
 _loaded = False
+_sheets: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # document -> {url: InlineStyleSheet}
+
+
+@functools.cache
+def _local_css(url: str) -> str | None:
+    """The text of a Panel CDN stylesheet from the installed Panel, or None if ``url`` is not one of them."""
+    from panel.io.resources import CDN_DIST, DIST_DIR
+
+    if not url.startswith(CDN_DIST):
+        return None
+    path = DIST_DIR / url[len(CDN_DIST) :].split("?")[0]
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def _inlined(stylesheets: list, doc) -> list:
+    """``stylesheets`` with each CDN ``ImportedStyleSheet`` replaced by an ``InlineStyleSheet`` of the same file,
+    one per document and file (a bokeh model belongs to one document; sharing it keeps updates small)."""
+    from bokeh.models import ImportedStyleSheet, InlineStyleSheet
+
+    cache = _sheets.setdefault(doc, {}) if doc is not None else {}
+    out = []
+    for sheet in stylesheets:
+        if isinstance(sheet, ImportedStyleSheet) and (css := _local_css(str(sheet.url))) is not None:
+            if sheet.url not in cache:
+                cache[sheet.url] = InlineStyleSheet(css=css)
+            sheet = cache[sheet.url]
+        out.append(sheet)
+    return out
 
 
 def _inline_stylesheets(viewable, root) -> None:
-    """Panel preprocessing hook: swap CDN stylesheet links for their text from the installed Panel.
-
-    Panel inlines the stylesheets of Panel objects shown with ``pn.config.inline``, but not those of
-    HoloViews plots, which HoloViews renders through Panel's layout without that step; without this hook
-    each plot would link e.g. ``cdn.holoviz.org/panel/<version>/dist/bundled/theme/default.css``.
-    """
+    """Panel preprocessing hook: inline the CDN stylesheets of every model under ``root`` (HoloViews plots)."""
     import panel as pn
     from bokeh.models import UIElement
-    from panel.io.notebook import patch_inline_stylesheets
 
     if not pn.config.inline:
         return
     for model in root.select({"type": UIElement}):
-        patch_inline_stylesheets(model)
+        sheets = _inlined(list(model.stylesheets), root.document)
+        if sheets != list(model.stylesheets):
+            model.stylesheets = sheets
+
+
+def _inlining(method):
+    """Wrap a Panel method that returns bokeh properties so their CDN stylesheets come inlined."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        import panel as pn
+
+        props = method(self, *args, **kwargs)
+        if pn.config.inline and props.get("stylesheets"):
+            props["stylesheets"] = _inlined(props["stylesheets"], kwargs.get("doc", args[0] if args else None))
+        return props
+
+    wrapper._wormhole_inlining = True
+    return wrapper
+
+
+def _patch_panel() -> None:
+    from panel.reactive import Reactive
+    from panel.viewable import Viewable
+
+    if _inline_stylesheets not in Viewable._preprocessing_hooks:
+        Viewable._preprocessing_hooks.append(_inline_stylesheets)
+    for name in ("_get_properties", "_update_properties"):
+        method = getattr(Reactive, name, None)
+        if method is not None and not getattr(method, "_wormhole_inlining", False):
+            setattr(Reactive, name, _inlining(method))
 
 
 def notebook_extension(force: bool = False) -> None:
@@ -39,11 +102,9 @@ def notebook_extension(force: bool = False) -> None:
         return
     import holoviews as hv
     import panel as pn
-    from panel.viewable import Viewable
 
     pn.config.inline = True  # before hv.extension: it loads Panel's notebook JS too, and reads this flag
     hv.extension("bokeh", inline=True, logo=False)
     pn.extension(inline=True)  # Panel's comms and CSS; its JS came with hv.extension, so this is small
-    if _inline_stylesheets not in Viewable._preprocessing_hooks:
-        Viewable._preprocessing_hooks.append(_inline_stylesheets)
+    _patch_panel()
     _loaded = True
