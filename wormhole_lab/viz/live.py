@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from wormhole_lab.simulation import Simulation
+from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, START
 
 __all__ = ["LiveRun", "SkipWindow", "flow_states"]
 
@@ -225,9 +226,15 @@ def flow_states(run: LiveRun, now_ps: int | None = None, parts: dict | None = No
     states = {f: PACKET for fs in parts.values() for f in fs}
     if ctrl is None:
         return states
-    for skip in ctrl.ff.active.values():
-        if skip.start <= now < skip.end:
-            for f in skip.flows.tolist():
-                if f in states:
-                    states[int(f)] = MEMO if now < skip.memo_until else FASTFORWARD
+    log = ctrl.ff.skips
+    running = log.active_of[log.active_of >= 0]
+    if not len(running):
+        return states
+    rows = log.rows(running)
+    flows, _, sizes = log.flows_of(running)
+    now_in = np.repeat((rows[:, START] <= now) & (now < rows[:, END]), sizes)
+    memo = np.repeat(now < rows[:, MEMO_UNTIL], sizes)
+    for f, taken, from_memo in zip(flows.tolist(), now_in.tolist(), memo.tolist(), strict=True):
+        if taken and f in states:
+            states[f] = MEMO if from_memo else FASTFORWARD
     return states

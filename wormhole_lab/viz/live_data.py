@@ -83,10 +83,14 @@ def _label(name: str) -> tuple[str, str]:
 
 class SeriesFeed:
     """The lesson's and the explorer's lines, from telemetry chunks. ``tables[name]``: a ThinnedTable per plot
-    (``rate``, ``window``, ``queue``, each CCA state variable, ``fairness``); columns ``time`` (µs) and one per
-    line, named ``f<id>`` / ``p<id>``."""
+    (``rate``, and for the ``lesson`` also ``window``, ``queue``, each CCA state variable and ``fairness``); columns
+    ``time`` (µs) and one per line, named ``f<id>`` / ``p<id>``. Without ``lesson`` (the explorer) only the rates
+    of the shown flows and the band are kept, and the steady detector does not run."""
 
-    def __init__(self, scenario, theta: float = 0.05, max_lines: int = 12, max_points: int = MAX_POINTS):
+    def __init__(
+        self, scenario, theta: float = 0.05, max_lines: int = 12, max_points: int = MAX_POINTS, lesson: bool = True
+    ):  # fmt: skip
+        self.lesson = lesson
         cfg = scenario.config
         self.cca = cfg.cca
         self.stride, self.window, self.theta = steady_params(cfg, theta)
@@ -114,13 +118,17 @@ class SeriesFeed:
         lines = [f"f{f}" for f in self.flows]
         new = lambda cols: ThinnedTable(["time", *cols], self.max_points)  # noqa: E731
         self.tables["rate"] = new([*lines, "band_lo", "band_hi"])
+        # the steady test's history: every traced flow's rate for the detector, else the band's flow alone
+        self._band_column = self._shown[0] if self.lesson else 0
+        self._tail = np.zeros((0, len(chunk["flow"]) if self.lesson else 1))
+        if not self.lesson:
+            return
         self.tables["window"] = new(lines)
         self.tables["queue"] = new([f"p{p}" for p in self.ports])
         for name in CCA_STATE.get(self.cca, []):
             self.tables[name] = new(lines)
         self.tables["fairness"] = new(["fairness", "steady"])
         self.queue_max = np.zeros(len(self.ports))
-        self._tail = np.zeros((0, len(chunk["flow"])))
 
     def add(self, chunks) -> None:
         """Take the chunks added since the last call (in order)."""
@@ -134,6 +142,9 @@ class SeriesFeed:
         t_us = time_ps / PS_PER_US
         rate = take("flow_rate")
         self._add_rate(t_us, time_ps, rate)
+        self.samples += len(t_us)
+        if not self.lesson:
+            return
         scale = QUANTITIES[self.window_variable][2]
         self.tables["window"].append(np.column_stack([t_us, take(self.window_variable)[:, self._shown] * scale]))
         queue = take("port_queue")
@@ -145,7 +156,6 @@ class SeriesFeed:
             else:
                 values = take(name) * QUANTITIES[name][2]
             self.tables[name].append(np.column_stack([t_us, values[:, self._shown]]))
-        self.samples += len(t_us)
 
     def _gradient(self, rtt: np.ndarray) -> np.ndarray:
         """TIMELY's RTT difference between successive samples over its minimum RTT (NaN at the first sample)."""
@@ -154,10 +164,18 @@ class SeriesFeed:
         return np.diff(np.vstack([before, rtt]), axis=0) / self.timely_min_rtt_s
 
     def _add_rate(self, t_us, time_ps, rate) -> None:
-        history = np.vstack([self._tail, rate])
+        history = np.vstack([self._tail, rate if self.lesson else rate[:, self._shown[:1]]])
         first = len(self._tail)
-        flags = flag_steady(history, self.stride, self.window, self.theta, first)
         self._tail = history[len(history) - min(self.span, len(history)) :]
+        band = self._band(history, first)
+        shown = rate[:, self._shown] * QUANTITIES["flow_rate"][2]
+        lo, hi = band * (1 - self.theta / 2), band * (1 + self.theta / 2)
+        self.tables["rate"].append(np.column_stack([t_us, shown, lo, hi]))
+        if self.lesson:
+            self._detect(t_us, time_ps, rate, flag_steady(history, self.stride, self.window, self.theta, first))
+
+    def _detect(self, t_us, time_ps, rate, flags) -> None:
+        """Jain's index and the share of active flows steady at each new sample, and the running numbers."""
         active = np.isfinite(rate)
         n_active = active.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -165,15 +183,11 @@ class SeriesFeed:
             fair = positive.sum(axis=1) ** 2 / ((positive > 0).sum(axis=1) * (positive**2).sum(axis=1))
             steady = np.where(n_active > 0, (flags & active).sum(axis=1) / np.maximum(n_active, 1), np.nan)
         self.tables["fairness"].append(np.column_stack([t_us, fair, steady]))
-        band = self._band(history, first)
-        shown = rate[:, self._shown] * QUANTITIES["flow_rate"][2]
-        lo, hi = band * (1 - self.theta / 2), band * (1 + self.theta / 2)
-        self.tables["rate"].append(np.column_stack([t_us, shown, lo, hi]))
         self._summarise(t_us, time_ps, fair, flags, active, n_active)
 
     def _band(self, history: np.ndarray, first: int) -> np.ndarray:
         """The window mean of the first shown flow's rate (Gb/s) at each new sample: NaN until a full window."""
-        column = history[:, self._shown[0]] * QUANTITIES["flow_rate"][2]
+        column = history[:, self._band_column] * QUANTITIES["flow_rate"][2]
         mean = np.full(len(history) - first, np.nan)
         if len(column) > self.span:
             windows = sliding_window_view(column, self.span + 1)[:, :: self.stride]

@@ -16,7 +16,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
-from wormhole_lab.viz.feed import Update
+from wormhole_lab.viz.feed import MAX_POINTS, Update
 from wormhole_lab.viz.graph_layout import cell_layout, grid_centres
 from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET
 from wormhole_lab.viz.live_data import CCA_STATE, QUANTITIES, QUEUE_LINES, MemoFeed, SeriesFeed, SkipFeed
@@ -146,9 +146,12 @@ class LessonView:
     the share of flows the steady detector calls steady, in ``ncols`` columns. ``x_range`` links the time axis with
     another view."""
 
-    def __init__(self, scenario, mode: str, theta: float = 0.05, x_range=None, ncols: int = 2, title_prefix: str = ""):
+    def __init__(
+        self, scenario, mode: str, theta: float = 0.05, x_range=None, ncols: int = 2, title_prefix: str = "",
+        max_points: int = MAX_POINTS,
+    ):  # fmt: skip
         self.scenario, self.mode = scenario, mode
-        self.feed = SeriesFeed(scenario, theta=theta)
+        self.feed = SeriesFeed(scenario, theta=theta, max_points=max_points)
         self.x_range = x_range if x_range is not None else DataRange1d(start=0)
         self.title_prefix = title_prefix
         self.seen = 0  # chunks taken
@@ -361,7 +364,7 @@ class ExplorerView:
 
     def __init__(self, scenario, theta: float = 0.05, max_lines: int = 12):
         self.scenario = scenario
-        self.feed = SeriesFeed(scenario, theta=theta, max_lines=max_lines)
+        self.feed = SeriesFeed(scenario, theta=theta, max_lines=max_lines, lesson=False)
         self.memo_feed = MemoFeed()
         self.skips = SkipFeed()
         self.seen = 0
