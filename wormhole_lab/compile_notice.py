@@ -161,6 +161,14 @@ def cold_message(mode: str = "packet", seconds: float | None = None) -> str:
     )
 
 
+def page_notice(mode: str) -> str:
+    """For an app's status line or a widget: what a cold ``mode`` is about to do, or '' when it is cached."""
+    if not needs_compile(mode):
+        return ""
+    text = cold_message(mode, _estimate(mode)).removeprefix("wormhole-lab: ")
+    return "First run on this machine: " + text
+
+
 def _estimate(mode: str) -> float:
     """Seconds a cold ``mode`` compiles for: Wormhole mode after a packet run compiles only its own kernels."""
     if mode == "wormhole" and not needs_compile("packet"):

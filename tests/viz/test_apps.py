@@ -159,3 +159,19 @@ def test_ipywidgets_controls_drive_the_same_objects(tmp_path):
     e.controls["n"].value = 2
     e.button.click()
     assert e.run.done and e.run.skip_windows() and e.button.description == "Run (Wormhole mode)"
+
+
+def test_a_first_run_says_in_the_page_and_the_widget_that_it_compiles(monkeypatch):
+    from wormhole_lab import compile_notice
+    from wormhole_lab.viz.notebook import lesson_widget
+
+    monkeypatch.setattr(compile_notice, "needs_compile", lambda mode="packet", cache_dir=None: True)
+    app, statuses = TeachApp(CCALesson(mode="packet", flow_mb=0.3)), []
+    app.status.param.watch(lambda event: statuses.append(event.new), "object")
+    app.start()
+    assert statuses[0].startswith("First run on this machine: compiling the simulation engine for this machine")
+    widget, messages = lesson_widget(CCALesson(mode="packet", flow_mb=0.3)), []
+    widget.message.observe(lambda change: messages.append(change["new"]), names="value")
+    widget.start()
+    assert any(m.startswith("First run on this machine: compiling") for m in messages)
+    assert messages[-1].startswith("done")

@@ -11,6 +11,7 @@ import traceback
 
 import panel as pn
 
+from wormhole_lab.compile_notice import page_notice
 from wormhole_lab.errors import InputError
 from wormhole_lab.viz.live import LiveRun
 
@@ -92,7 +93,9 @@ class LiveDriver:
         self.runs = list(runs) if isinstance(runs, list | tuple) else [runs]
         self.runs_started += 1
         self._last_draw = 0.0
-        self.status.object = f"Run {self.runs_started}: starting {self._names()} ({self.run.mode} mode)…"
+        self.status.object = page_notice(self.run.mode) or (
+            f"Run {self.runs_started}: starting {self._names()} ({self.run.mode} mode)…"
+        )
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
             self._callback = pn.state.add_periodic_callback(self._tick, period=50)
         else:  # notebook without a live server, or a plain script: run to the end now

@@ -14,6 +14,7 @@ import panel as pn
 import param
 from bokeh.models import DataRange1d
 
+from wormhole_lab.compile_notice import page_notice
 from wormhole_lab.viz.app_base import REDRAW_S, SLICE_S, describe_error
 from wormhole_lab.viz.live_views import ExplorerView, LessonView
 from wormhole_lab.viz.offline import notebook_extension
@@ -74,6 +75,7 @@ class _RunWidget(widgets.VBox):
             self.runs, self.run = runs, runs[0]
             # shown once, through the widget's state (capturing display() in the Output widget stalled nbclient);
             # later redraws go through the layout's own comm
+            self.message.value = page_notice(self.run.mode)  # the first run compiles before its first chunk
             self.output.outputs = ()
             self.output.append_display_data(layout)
             last = 0.0
