@@ -90,12 +90,27 @@ def _patch_panel() -> None:
             setattr(Reactive, name, _inlining(method))
 
 
+def _in_cell() -> bool:
+    """False while the kernel handles something other than a cell's execution, e.g. a widget's button click:
+    what is displayed then reaches no cell (JupyterLab drops it)."""
+    try:
+        from IPython import get_ipython
+
+        parent = get_ipython().kernel.get_parent()
+    except Exception:  # noqa: BLE001  (no IPython kernel: nothing to display to anyway)
+        return True
+    return parent.get("header", {}).get("msg_type", "execute_request") == "execute_request"
+
+
 def notebook_extension(force: bool = False) -> None:
     """Load HoloViews' bokeh extension and Panel's notebook extension with inlined JS/CSS (no CDN).
 
-    Call it once at the top of a notebook. A second call in the same kernel does nothing (the browser page
-    already has the scripts), unless ``force=True``: use that after reloading the page without restarting
-    the kernel. Outside IPython it only selects the bokeh backend.
+    Call it once at the top of a notebook, or where a view is created in a cell. A second call in the same
+    kernel does nothing (the browser page already has the scripts), unless ``force=True``: use that after
+    reloading the page without restarting the kernel. A call from a widget callback (a button's ``on_click``)
+    does not count as loaded: its output reaches no cell (in JupyterLab 4 the scripts did not run even when
+    captured by an ipywidgets Output), so the next call from a cell loads it again. Views built in a cell and
+    drawn from callbacks should call it when they are built. Outside IPython it only selects the bokeh backend.
     """
     global _loaded
     if _loaded and not force:
@@ -107,4 +122,4 @@ def notebook_extension(force: bool = False) -> None:
     hv.extension("bokeh", inline=True, logo=False)
     pn.extension(inline=True)  # Panel's comms and CSS; its JS came with hv.extension, so this is small
     _patch_panel()
-    _loaded = True
+    _loaded = _in_cell()
