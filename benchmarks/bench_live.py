@@ -35,7 +35,7 @@ PROTOCOL = Protocol()
 
 
 def lesson_case():
-    lesson = CCALesson(cca="HPCC", n=8, flow_mb=20)
+    lesson = CCALesson(cca="HPCC", n=8, flow_mb=20)  # the lesson, in the lesson's default mode
     scenario = lesson.build()
 
     def views(run):
@@ -121,12 +121,13 @@ def browser_lesson() -> tuple[float, float]:
 
     from wormhole_lab.viz.teach_app import TeachApp
 
-    lesson = CCALesson(cca="HPCC", n=8, flow_mb=20)
+    knobs = {"cca": "HPCC", "n": 8, "flow_mb": 20}
+    lesson = CCALesson(**knobs)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = pn.serve(
-        {"app": lambda: TeachApp(CCALesson(**lesson.param.values() | {"name": None})).view()},
+        {"app": lambda: TeachApp(CCALesson(**knobs)).view()},
         port=port, address="127.0.0.1", threaded=True, show=False, websocket_origin=[f"127.0.0.1:{port}"],
     )  # fmt: skip
     flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
