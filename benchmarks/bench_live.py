@@ -40,7 +40,7 @@ def lesson_case():
 
     def views(run):
         view = LessonView(scenario, run.mode, lesson.theta)
-        return view, view.layout, lambda: lesson_summary(lesson, run, view.feed)
+        return view, view.layout, lambda: lesson_summary(lesson, run, view.feed, view.skips)
 
     return scenario, lesson.mode, views
 
@@ -52,7 +52,7 @@ def explorer_case(model: str, scale: float):
 
         def views(run):
             view = ExplorerView(scenario, theta=exploration.theta)
-            return view, view.memo_grid, lambda: explorer_summary(run)
+            return view, view.memo_grid, lambda: explorer_summary(run, skips=view.skips)
 
         return scenario, "wormhole", views
 

@@ -23,7 +23,7 @@ from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
 from wormhole_lab.viz.figures import compare_modes
 from wormhole_lab.viz.jobs import GPU_COUNTS, MODELS, default_workload_folder, model_scenario, simai_files
 from wormhole_lab.viz.jobs import simai_scenario as simai_scenario  # also imported from here by notebooks
-from wormhole_lab.viz.live import LiveRun
+from wormhole_lab.viz.live import LiveRun, skip_counts
 from wormhole_lab.viz.live_views import ExplorerView
 from wormhole_lab.viz.scenarios import incast, parking_lot, repeated_incast, staggered
 from wormhole_lab.viz.style import LINE_COLORS
@@ -122,21 +122,21 @@ class Exploration(param.Parameterized):
         return self.live().run()
 
 
-def explorer_summary(run: LiveRun, compared: dict | None = None) -> str:
+def explorer_summary(run: LiveRun, compared: dict | None = None, skips=None) -> str:
     """Markdown: events skipped so far (the estimate Wormhole keeps), the memo, the skipped windows, the audit; after a
     comparison with packet mode, what was measured beside what was estimated."""
     m = run.memo_log
     executed, skipped = m["events_executed"][-1], m["events_skipped"][-1]
     lookups, hits = m["lookups"][-1], m["hits"][-1]
     estimate = (executed + skipped) / executed if executed else float("nan")
-    skips = run.skip_windows()
+    fast, memo_hits = skip_counts(run, skips)
     text = (
         f"- **Events:** {executed:,} executed, ~{skipped:,.0f} skipped (an estimate: skipped stretches at the "
         f"event rate packet mode had there), so about {estimate:.1f}× fewer events than packet mode\n"
         f"- **Memo:** {lookups} lookups, {hits} hits, hit rate {hits / lookups if lookups else 0:.0%} "
         f"({_memo_where(run)})\n"
-        f"- **Skipped windows:** {sum(not w.memo for w in skips)} fast-forwards, {sum(w.memo for w in skips)} "
-        f"memo hits; partitions now: {len(run.partitions())}"
+        f"- **Skipped windows:** {fast} fast-forwards, {memo_hits} memo hits; partitions now: "
+        f"{len(run.partitions())}"
     )
     a = run.flows.attrs if run.flows is not None else {}
     if a.get("audit_k"):
@@ -270,7 +270,7 @@ class ExploreApp:
             f"FCT error mean {result['fct_error_mean']:.2%}, p99 {result['fct_error_p99']:.2%}."
         )
         if self.driver.run is not None and self.driver.run.done:
-            self.summary.object = explorer_summary(self.driver.run, result)
+            self.summary.object = explorer_summary(self.driver.run, result, self.views.skips)
         return result
 
     def _runs(self) -> LiveRun:
@@ -285,7 +285,7 @@ class ExploreApp:
     def _update(self, final: bool) -> None:
         run = self.driver.run
         self.views.update(run)
-        self.summary.object = explorer_summary(run, self.compared)
+        self.summary.object = explorer_summary(run, self.compared, self.views.skips)
 
     def view(self) -> pn.template.BootstrapTemplate:
         intro = pn.pane.Markdown(

@@ -26,7 +26,7 @@ import xarray as xr
 from wormhole_lab.simulation import Simulation
 from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, START
 
-__all__ = ["LiveRun", "SkipWindow", "flow_states"]
+__all__ = ["LiveRun", "SkipWindow", "flow_states", "skip_counts"]
 
 PACKET, FASTFORWARD, MEMO = "packet-level", "fast-forwarded", "memo hit"
 
@@ -238,3 +238,11 @@ def flow_states(run: LiveRun, now_ps: int | None = None, parts: dict | None = No
         if taken and f in states:
             states[f] = MEMO if from_memo else FASTFORWARD
     return states
+
+
+def skip_counts(run: LiveRun, skips=None) -> tuple[int, int]:
+    """(fast-forwarded, memo-hit) windows so far: from a live view's ``SkipFeed``, else from the run's log."""
+    if skips is not None:
+        return skips.counts["fastforward"], skips.counts["memo"]
+    windows = run.skip_windows()
+    return sum(not w.memo for w in windows), sum(w.memo for w in windows)

@@ -221,10 +221,13 @@ class SeriesFeed:
 class SkipFeed:
     """The skip windows of a Wormhole run as two tables of strips (``x0``, ``x1`` in µs, ``part``): fast-forwarded
     and memo-hit. Rows before the first skip in progress are final and handed over once (``take``); the ones in
-    progress may still be cut short by a skip-back, so they come again each time as ``provisional``."""
+    progress may still be cut short by a skip-back, so they come again each time as ``provisional``. ``counts``:
+    the windows of each kind so far."""
 
     def __init__(self):
         self.final = 0  # skip-log rows handed over for good
+        self._final_counts = {"fastforward": 0, "memo": 0}
+        self.counts = dict(self._final_counts)  # windows so far, final and in progress
 
     def take(self, skip_log) -> tuple[dict, dict]:
         """(final rows new since the last call, provisional rows), each ``{"fastforward": cols, "memo": cols}``."""
@@ -235,6 +238,9 @@ class SkipFeed:
         new = self._windows(skip_log.rows(np.arange(self.final, settled_to)))
         provisional = self._windows(skip_log.rows(np.arange(settled_to, n)))
         self.final = settled_to
+        for kind in self.counts:
+            self._final_counts[kind] += len(new[kind]["x0"])
+            self.counts[kind] = self._final_counts[kind] + len(provisional[kind]["x0"])
         return new, provisional
 
     @staticmethod

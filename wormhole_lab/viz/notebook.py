@@ -126,7 +126,7 @@ def lesson_widget(lesson=None) -> _RunWidget:
         def update(final):
             for run, view, text in zip(runs, views, texts, strict=True):
                 view.update(run)
-                text.object = lesson_summary(lesson, run, view.feed)
+                text.object = lesson_summary(lesson, run, view.feed, view.skips)
 
         return runs, layout, update
 
@@ -149,7 +149,7 @@ def explorer_widget(exploration=None) -> _RunWidget:
 
         def update(final):
             view.update(run)
-            text.object = explorer_summary(run)
+            text.object = explorer_summary(run, skips=view.skips)
 
         return [run], layout, update
 

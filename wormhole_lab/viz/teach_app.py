@@ -12,7 +12,7 @@ from bokeh.models import DataRange1d
 from wormhole_lab.topology.routing import Routes
 from wormhole_lab.viz.analysis import theta_bound
 from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
-from wormhole_lab.viz.live import LiveRun
+from wormhole_lab.viz.live import LiveRun, skip_counts
 from wormhole_lab.viz.live_views import LessonView
 from wormhole_lab.viz.scenarios import SCENARIOS, teaching_scenario
 
@@ -167,9 +167,10 @@ def why_nothing_was_skipped(run: LiveRun, feed) -> str:
     )
 
 
-def lesson_summary(lesson: CCALesson, run: LiveRun, feed) -> str:
+def lesson_summary(lesson: CCALesson, run: LiveRun, feed, skips=None) -> str:
     """Markdown: fairness now, convergence time, the steady detector, skipped windows (Wormhole mode) and, under
-    DCTCP, the paper's θ bound. ``feed``: the view's ``SeriesFeed``, which holds these numbers as the run goes."""
+    DCTCP, the paper's θ bound. ``feed``: the view's ``SeriesFeed``, which holds these numbers as the run goes;
+    ``skips``: its ``SkipFeed`` (default: count the run's skip windows)."""
     cca = run.scenario.config.cca
     lines = []
     if feed.fair_now is not None:
@@ -206,12 +207,9 @@ def lesson_summary(lesson: CCALesson, run: LiveRun, feed) -> str:
             f"DCTCP is the reference's rate-based one, whose rate does not follow that sawtooth: {measured}."
         )
     if run.mode == "wormhole":
-        skips = run.skip_windows()
-        lines.append(
-            f"**Skipped windows:** {sum(not w.memo for w in skips)} fast-forwards (shaded blue), "
-            f"{sum(w.memo for w in skips)} memo hits (orange)"
-        )
-        if run.done and not skips:
+        fast, memo = skip_counts(run, skips)
+        lines.append(f"**Skipped windows:** {fast} fast-forwards (shaded blue), {memo} memo hits (orange)")
+        if run.done and not fast + memo:
             lines.append(why_nothing_was_skipped(run, feed))
     return "\n\n".join(f"- {line}" for line in lines)
 
@@ -273,7 +271,7 @@ class TeachApp:
         for run, view, text in zip(self.driver.runs, self.views, self.summary.objects, strict=True):
             view.update(run)
             head = f"**{CCA_NAMES[run.scenario.config.cca]}**\n\n" if pair else ""
-            text.object = head + lesson_summary(self.lesson, run, view.feed)
+            text.object = head + lesson_summary(self.lesson, run, view.feed, view.skips)
 
     def view(self) -> pn.template.BootstrapTemplate:
         intro = pn.pane.Markdown(
