@@ -8,8 +8,10 @@ with pixels on it, and that the browser console has no errors. The ipywidgets vi
 from a one-cell notebook in a kernel that never loaded the plotting extension itself: press the widget's Run
 button and wait for its "done" line. Screenshots go to the ``artifacts`` folder.
 
-Runtime: about 20-30 s per notebook here at smoke scale once Numba's cache is warm (the first notebook of a cold
-cache also compiles the engine, about a minute on 2 cores).
+Runtime measured here (2026-12-07, 2 cores shared with other jobs), Numba's cache warm: opening a notebook ~5 s,
+then 01 11 s, 02 25 s, 03 22 s, 04 29 s, 05 13 s in all, the views ~10 s each (40 s when they fail: the canvas
+wait), about 3.5 minutes for the module with JupyterLab's start. With a cold cache (``WORMHOLE_LAB_CACHE_DIR``
+empty) the first notebook compiles the engine: 01 and 02 took 176 s together.
 """
 
 import json
@@ -214,6 +216,9 @@ def lab(tmp_path_factory):
     pytest.importorskip("jupyterlab", reason="pip install jupyterlab (in the test extras)")
     root = tmp_path_factory.mktemp("jupyterlab")
     shutil.copytree(NOTEBOOKS, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shared = NOTEBOOKS.parents[1] / "shared"  # notebook 05 reads ../shared/workloads/simai from the repository root
+    if shared.is_dir() and not (root.parent / "shared").exists():
+        (root.parent / "shared").symlink_to(shared)
     server = start_jupyterlab(root, env={"WORMHOLE_LAB_SCALE": "smoke"})
     yield server
     server.stop()
@@ -223,7 +228,8 @@ class Browser:
     """One Chromium page that refuses and records every request not to 127.0.0.1, and records console errors."""
 
     def __init__(self, browser):
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        # tall enough that a notebook's biggest output (a CCA's six plots, ~1300 px) fits in one screenshot
+        self.context = browser.new_context(viewport={"width": 1400, "height": 2000})
         self.foreign: list[str] = []
         self.console_errors: list[str] = []
         self.context.route("**/*", self._route)
