@@ -2,7 +2,8 @@
 
 Serves the Wormhole explorer and the CCA teaching app on 127.0.0.1, runs each in headless Chromium (Debian's
 ``/usr/bin/chromium`` through Playwright; ``WORMHOLE_CHROMIUM`` overrides it) and writes ``explore.png`` (GPT-7B on
-64 GPUs, the explorer's default model preset) and ``teach.png`` (a 4-to-1 HPCC incast) next to this script.
+64 GPUs, the explorer's default model preset) and ``teach.png`` (the default lesson, a DCTCP 4-to-1 incast in Wormhole
+mode, beside HPCC on the same scenario) next to this script.
 """
 
 import os
@@ -23,7 +24,7 @@ IDLE = "() => window.Bokeh !== undefined && Bokeh.documents.length > 0 && Bokeh.
 # name: (page, button, viewport)
 APPS = {
     "explore": (lambda: ExploreApp(Exploration()).view(), "Run in Wormhole mode", (1280, 1000)),
-    "teach": (lambda: TeachApp(CCALesson(cca="HPCC", n=4)).view(), "Run", (1280, 1150)),
+    "teach": (lambda: TeachApp(CCALesson(compare="HPCC")).view(), "Run", (1280, 1500)),
 }
 
 
@@ -54,7 +55,7 @@ def main() -> int:
                 page.get_by_role("button", name=button, exact=True).click()
                 expect(page.locator(".run-status").first).to_contain_text("Run 1 done", timeout=300_000)
                 page.wait_for_function(IDLE, timeout=60_000)
-                page.wait_for_timeout(1000)  # the last redraw's canvas paint
+                page.wait_for_timeout(3000)  # the last redraws reach the page after the status line, then paint
                 out = HERE / f"{name}.png"
                 page.screenshot(path=str(out))
                 print(f"{out}: {out.stat().st_size // 1000} KB")

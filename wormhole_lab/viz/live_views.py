@@ -171,8 +171,9 @@ class LessonView:
         feed, x, prefix = self.feed, self.x_range, self.title_prefix
         lines = {f"f{f}": _flow_label(self.scenario, int(f)) for f in feed.flows}
         rate = LinePlot(
-            f"{prefix}sending rate per flow", _axis_label("flow_rate"), lines, x, extra=("band_lo", "band_hi")
-        )
+            f"{prefix}sending rate per flow", _axis_label("flow_rate"), lines, x, DataRange1d(start=0),
+            extra=("band_lo", "band_hi"),
+        )  # fmt: skip
         band = rate.figure.varea(
             "time", "band_lo", "band_hi", source=rate.source, fill_color=BAND_COLOR, fill_alpha=0.3
         )
@@ -186,9 +187,11 @@ class LessonView:
         self.plots["rate"] = rate
         window = feed.window_variable
         title = "window per flow" if window == "flow_window" else "bytes in flight per flow (no window)"
-        self.plots["window"] = LinePlot(f"{prefix}{title}", _axis_label(window), lines, x)
+        self.plots["window"] = LinePlot(f"{prefix}{title}", _axis_label(window), lines, x, DataRange1d(start=0))
         slots = {f"q{k}": f"queue {k + 1}" for k in range(QUEUE_LINES)}
-        self.plots["queue"] = LinePlot(f"{prefix}busiest queues", _axis_label("port_queue"), slots, x)
+        self.plots["queue"] = LinePlot(
+            f"{prefix}busiest queues", _axis_label("port_queue"), slots, x, DataRange1d(start=0)
+        )
         for name in CCA_STATE.get(feed.cca, []):
             self.plots[name] = LinePlot(f"{prefix}{QUANTITIES[name][0]}", _axis_label(name), lines, x)
         self.plots["fairness"] = LinePlot(
@@ -416,7 +419,14 @@ class ExplorerView:
             if first:
                 lines = {f"f{f}": _flow_label(self.scenario, int(f)) for f in self.feed.flows}
                 title = f"sending rate of the {len(lines)} largest flows"  # the legend says what the shading is
-                self.rate = LinePlot(title, _axis_label("flow_rate"), lines, self.x_range, extra=("band_lo", "band_hi"))
+                self.rate = LinePlot(
+                    title,
+                    _axis_label("flow_rate"),
+                    lines,
+                    self.x_range,
+                    DataRange1d(start=0),
+                    extra=("band_lo", "band_hi"),
+                )
                 self.strips = StripLayer(self.rate.figure)
                 self.rate.legend.items.extend([*self.strips.items, self.strips.audit_item])
                 rate_pane = pn.pane.Bokeh(self.rate.figure, sizing_mode="stretch_width")
