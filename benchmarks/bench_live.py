@@ -96,7 +96,7 @@ def live(scenario, mode, make_views) -> tuple[float, int, int, int]:
     extra = getattr(view, "graph", None)
     if extra is not None:  # the explorer's graph and rate plot sit outside the memo grid: one document holds all
         doc.add_root(extra.pane.get_root(doc))
-        doc.add_root(view.rate_box.get_root(doc))
+        doc.add_root(view.rate_pane.get_root(doc))
     last = 0.0
     while run.step(budget_s=SLICE_S):
         if time.perf_counter() - last > REDRAW_S:

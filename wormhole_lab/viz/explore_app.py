@@ -278,7 +278,7 @@ class ExploreApp:
         self.views = ExplorerView(run.scenario, theta=self.exploration.theta)
         self.compared = None
         self.graph.show(self.views.graph.pane)
-        self.timeline.show(self.views.rate_box)
+        self.timeline.show(self.views.rate_pane)
         self.memo.show(self.views.memo_grid)
         return run
 

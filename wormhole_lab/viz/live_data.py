@@ -100,27 +100,24 @@ class SeriesFeed:
         self.timely_min_rtt_s = cfg.timely_min_rtt_ps / 1e12
         self.last_start_ps = int(np.max(scenario.flows.start_ps)) if len(scenario.flows) else 0
         self.tables: dict[str, ThinnedTable] = {}
-        self.flows = self.ports = None  # ids of the shown flows and of every traced port, from the first chunk
         self.samples = 0
-        self._tail = None  # the last ``span`` rate rows of every traced flow (the steady test's history)
         self._last_rtt = None  # TIMELY's last RTT row, for the gradient
         # running numbers for the lesson's summary
         self.fair_now: tuple[float, float, int] | None = None  # (time µs, index, active flows) of the last busy row
         self.detector_first_us: float | None = None
         self.steady_samples = 0
         self.converged_ps: int | None = None
-        self.queue_max = None  # per port, the largest queue so far (bytes)
-
-    def _start(self, chunk) -> None:
-        self.flows = shown_flows(chunk["flow"].values, chunk["flow_size"].values, self.max_lines)
-        self._shown = np.searchsorted(chunk["flow"].values, self.flows)
-        self.ports = chunk["port"].values
+        # what the run's telemetry will trace (its chunks' ``port`` and ``flow``), known before the run: the views
+        # are built once, before they are shown, and only fed afterwards
+        self.ports, traced = scenario.telemetry.select(scenario.topology, len(scenario.flows), 0)
+        self.flows = shown_flows(traced, scenario.flows.size[traced], self.max_lines)  # the shown ones
+        self._shown = np.flatnonzero(np.isin(traced, self.flows))  # their columns in a chunk
         lines = [f"f{f}" for f in self.flows]
         new = lambda cols: ThinnedTable(["time", *cols], self.max_points)  # noqa: E731
         self.tables["rate"] = new([*lines, "band_lo", "band_hi"])
         # the steady test's history: every traced flow's rate for the detector, else the band's flow alone
         self._band_column = self._shown[0] if self.lesson else 0
-        self._tail = np.zeros((0, len(chunk["flow"]) if self.lesson else 1))
+        self._tail = np.zeros((0, len(traced) if self.lesson else 1))  # the last ``span`` rate rows
         if not self.lesson:
             return
         self.tables["window"] = new(lines)
@@ -135,8 +132,6 @@ class SeriesFeed:
         chunks = list(chunks)
         if not chunks:
             return
-        if self.flows is None:
-            self._start(chunks[0])
         take = lambda name: np.concatenate([c[name].values for c in chunks]).astype(float)  # noqa: E731
         time_ps = np.concatenate([c["time"].values for c in chunks])
         t_us = time_ps / PS_PER_US

@@ -159,15 +159,16 @@ class LessonView:
         self.strips = None
         self.skips = SkipFeed()
         self.queue_ports = np.zeros(0, dtype=np.int64)
-        self.layout = pn.GridBox(ncols=ncols, sizing_mode="stretch_width")  # filled at the first chunk
-        self.panes: list = []
+        self._build()
+        self.layout = pn.GridBox(*self.panes, ncols=ncols, sizing_mode="stretch_width")
 
     @property
     def sent(self) -> int:
         return sum(p.sent for p in self.plots.values()) + (self.strips.sent if self.strips else 0)
 
     def _build(self) -> None:
-        """The figures, once the first chunk says which flows and ports are traced."""
+        """The figures, for the flows and ports the run's telemetry traces; built before they are shown, since a
+        model added to a page shown in a notebook later is not known to the page's patches."""
         feed, x, prefix = self.feed, self.x_range, self.title_prefix
         lines = {f"f{f}": _flow_label(self.scenario, int(f)) for f in feed.flows}
         rate = LinePlot(
@@ -204,20 +205,11 @@ class LessonView:
             source=self.plots["fairness"].source,  # one source, two plots: the fairness plot's stream feeds both
         )  # fmt: skip
         self.panes = [pn.pane.Bokeh(p.figure, sizing_mode="stretch_width") for p in self.plots.values()]
-        self.layout.objects = self.panes
 
     def update(self, run) -> None:
         """Take the chunks (and skips) ``run`` added since the last update."""
-        new = run.chunks[self.seen :]
+        self.feed.add(run.chunks[self.seen :])
         self.seen = len(run.chunks)
-        if new:
-            if self.feed.flows is None:
-                self.feed.add(new)
-                self._build()
-            else:
-                self.feed.add(new)
-        if not self.plots:
-            return
         tables = self.feed.tables
         for name, plot in self.plots.items():
             if name in ("steady", "queue"):
@@ -373,20 +365,28 @@ class ExplorerView:
         self.seen = 0
         self.graph = PartitionGraphView()
         self.x_range = DataRange1d(start=0)
-        self.rate = None
-        self.strips = None
+        lines = {f"f{f}": _flow_label(scenario, int(f)) for f in self.feed.flows}
+        self.rate = LinePlot(
+            f"sending rate of the {len(lines)} largest flows",
+            _axis_label("flow_rate"),
+            lines,
+            self.x_range,
+            DataRange1d(start=0),
+            extra=("band_lo", "band_hi"),
+        )  # fmt: skip  (the legend says what the shading is)
+        self.strips = StripLayer(self.rate.figure)
+        self.rate.legend.items.extend([*self.strips.items, self.strips.audit_item])
         self.memo_source = ColumnDataSource({c: np.zeros(0) for c in MemoFeed.COLUMNS})
         self.memo_figures = self._memo_figures()
         self.memo_sent = 0
-        self.rate_box = pn.Column(sizing_mode="stretch_width")  # the rate plot, from the first chunk on
+        self.rate_pane = pn.pane.Bokeh(self.rate.figure, sizing_mode="stretch_width")
         memo_panes = [pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.memo_figures]
-        self.panes = [self.graph.pane, *memo_panes]
+        self.panes = [self.graph.pane, self.rate_pane, *memo_panes]
         self.memo_grid = pn.GridBox(*memo_panes, ncols=2, sizing_mode="stretch_width")
 
     @property
     def sent(self) -> int:
-        rate = self.rate.sent + self.strips.sent if self.rate is not None else 0
-        return self.graph.sent + rate + self.memo_sent
+        return self.graph.sent + self.rate.sent + self.strips.sent + self.memo_sent
 
     def _memo_figures(self) -> list:
         x, src = self.x_range, self.memo_source
@@ -411,32 +411,12 @@ class ExplorerView:
         return figures
 
     def update(self, run) -> None:
-        new = run.chunks[self.seen :]
+        self.feed.add(run.chunks[self.seen :])
         self.seen = len(run.chunks)
-        if new:
-            first = self.feed.flows is None
-            self.feed.add(new)
-            if first:
-                lines = {f"f{f}": _flow_label(self.scenario, int(f)) for f in self.feed.flows}
-                title = f"sending rate of the {len(lines)} largest flows"  # the legend says what the shading is
-                self.rate = LinePlot(
-                    title,
-                    _axis_label("flow_rate"),
-                    lines,
-                    self.x_range,
-                    DataRange1d(start=0),
-                    extra=("band_lo", "band_hi"),
-                )
-                self.strips = StripLayer(self.rate.figure)
-                self.rate.legend.items.extend([*self.strips.items, self.strips.audit_item])
-                rate_pane = pn.pane.Bokeh(self.rate.figure, sizing_mode="stretch_width")
-                self.rate_box.objects = [rate_pane]
-                self.panes.append(rate_pane)
-        if self.rate is not None:
-            self.rate.push(self.feed.tables["rate"].take())
-            self.strips.push(*self.skips.take(run.controller.ff.skips))
-            if run.done:
-                self.strips.show_audit(run.audit_windows())
+        self.rate.push(self.feed.tables["rate"].take())
+        self.strips.push(*self.skips.take(run.controller.ff.skips))
+        if run.done:
+            self.strips.show_audit(run.audit_windows())
         self.memo_feed.add(run.memo_log)
         update = self.memo_feed.table.take()
         if update.reset:

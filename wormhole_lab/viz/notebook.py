@@ -51,6 +51,9 @@ class _RunWidget(widgets.VBox):
     (runs, a Panel layout, ``update(final)``)."""
 
     def __init__(self, obj, start_views, button_text: str):
+        # the plotting extension, loaded here, in the cell that shows the widget: loaded from the button's callback
+        # its scripts would reach no cell in JupyterLab (idempotent: a notebook that loaded it already is left as is)
+        notebook_extension()
         self._obj = obj
         self._start_views = start_views
         self.controls = param_controls(obj)
@@ -67,7 +70,6 @@ class _RunWidget(widgets.VBox):
     def start(self):
         """Build the run(s) and stream them, redrawing at most every ``REDRAW_S`` of wall time with only what is
         new; errors become a message. Returns the (first) run."""
-        notebook_extension()  # idempotent: the views draw in a kernel that never loaded the extension itself
         self.message.value = ""
         t0 = time.perf_counter()
         try:
@@ -145,7 +147,7 @@ def explorer_widget(exploration=None) -> _RunWidget:
         run = exploration.live()
         view = ExplorerView(run.scenario, theta=exploration.theta)
         text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        layout = pn.Column(text, pn.Row(view.graph.pane, view.rate_box), view.memo_grid, sizing_mode="stretch_width")
+        layout = pn.Column(text, pn.Row(view.graph.pane, view.rate_pane), view.memo_grid, sizing_mode="stretch_width")
 
         def update(final):
             view.update(run)
