@@ -381,27 +381,33 @@ def _scratch_notebook(root: Path, name: str, source: str) -> str:
     return name
 
 
+def run_widget(page, lab, name: str, source: str, timeout_s: float = RUN_TIMEOUT_S, screenshot=None) -> float:
+    """Open a one-cell notebook ``name`` holding ``source`` (which shows a widget), run it, press the widget's Run
+    button and wait for its "done" line; returns the seconds from the click to "done". Also used by
+    ``docs/figures/make_jupyterlab_screenshot.py`` and ``benchmarks/bench_live.py --jupyterlab``."""
+    _scratch_notebook(lab.root, name, source)
+    open_notebook(page, lab, name)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    state = wait_until_run(page, 120)
+    assert not state["errors"], f"{name}: the cell failed: {state['errors']}"
+    widget = page.locator(".jp-OutputArea-output .jupyter-widgets").first
+    widget.get_by_role("button", name=re.compile(r"^Run")).click()
+    t0 = time.perf_counter()
+    try:
+        widget.get_by_text(re.compile(r"^\s*done")).first.wait_for(timeout=timeout_s * 1000)
+    finally:
+        if screenshot is not None:
+            page.screenshot(path=screenshot)
+    return time.perf_counter() - t0
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("view", ["lesson_widget", "explorer_widget"])
 def test_ipywidgets_view_runs_and_draws_in_jupyterlab(view, lab, chromium, artifacts):
     """The view's own Run button, in a kernel that never called hv.extension or notebook_extension itself."""
     page = chromium.page
-    name = _scratch_notebook(lab.root, f"scratch_{view}.ipynb",
-                             f"from wormhole_lab.viz.notebook import {view}\nw = {view}()\nw")  # fmt: skip
-    t0 = time.perf_counter()
-    open_notebook(page, lab, name)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    state = wait_until_run(page, 120)
-    assert not state["errors"], f"{view}: the cell failed: {state['errors']}"
-    widget = page.locator(".jp-OutputArea-output .jupyter-widgets").first
-    button = widget.get_by_role("button", name=re.compile(r"^Run"))
-    button.click()
-    done = widget.get_by_text(re.compile(r"^\s*done"))
-    try:
-        done.first.wait_for(timeout=RUN_TIMEOUT_S * 1000)
-    finally:
-        page.screenshot(path=artifacts / f"jupyterlab_{view}.png")
-    t_run = time.perf_counter() - t0
+    source = f"from wormhole_lab.viz.notebook import {view}\nw = {view}()\nw"
+    t_run = run_widget(page, lab, f"scratch_{view}.ipynb", source, screenshot=artifacts / f"jupyterlab_{view}.png")
     node = page.evaluate_handle(CELL_OUTPUT_NODE, 0).as_element()
     stats = wait_drawn(page, [node])[0]
     node.screenshot(path=artifacts / f"jupyterlab_{view}_output.png")

@@ -7,12 +7,14 @@ a CDN) and edit the underlying ``param.Parameterized`` object, so ``widget.lesso
 scriptable.
 """
 
+import asyncio
 import time
 
 import ipywidgets as widgets
 import panel as pn
 import param
 from bokeh.models import DataRange1d
+from panel.io.state import state
 
 from wormhole_lab.compile_notice import page_notice
 from wormhole_lab.viz.app_base import REDRAW_S, SLICE_S, describe_error
@@ -64,12 +66,36 @@ class _RunWidget(widgets.VBox):
         self.output = widgets.Output()
         self.run = None
         self.runs = []
-        self.button.on_click(lambda _b: self.start())
+        self.button.on_click(lambda _b: self._clicked())
+        self._task = None
         super().__init__([*self.controls.values(), self.button, self.message, self.output])
 
+    def _clicked(self) -> None:
+        """In a kernel, the run goes on as a task of its event loop, so that the kernel serves the page between two
+        slices of it: run inside the click's own handler, the page's messages (the plots' comm opening) waited for
+        the whole run, and the views stopped at their first redraw (measured in JupyterLab). Elsewhere: ``start()``."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.start()
+            return
+        if self._task is not None and not self._task.done():
+            return  # a run is going on: one at a time
+        self._task = loop.create_task(self._start_in_slices())
+
+    async def _start_in_slices(self) -> None:
+        for _ in self._slices():
+            await asyncio.sleep(0.001)  # the kernel handles the page's messages here
+
     def start(self):
-        """Build the run(s) and stream them, redrawing at most every ``REDRAW_S`` of wall time with only what is
-        new; errors become a message. Returns the (first) run."""
+        """Build the run(s) and stream them to the end, redrawing at most every ``REDRAW_S`` of wall time with only
+        what is new; errors become a message. Returns the (first) run."""
+        for _ in self._slices():
+            pass
+        return self.run
+
+    def _slices(self):
+        """The run, a slice of ``SLICE_S`` of wall time at a time (a generator)."""
         self.message.value = ""
         t0 = time.perf_counter()
         try:
@@ -85,23 +111,45 @@ class _RunWidget(widgets.VBox):
                 running = [r for r in runs if not r.done]
                 for r in running:
                     r.step(budget_s=SLICE_S / len(running))
-                if time.perf_counter() - last > REDRAW_S:
-                    update(False)
-                    pn.io.push_notebook(layout)
+                if time.perf_counter() - last > REDRAW_S and _redraw(layout, update, False):
                     self.message.value = (
                         f"running: {self.run.now_ps / 1e6:.0f} µs simulated ({time.perf_counter() - t0:.1f} s)"
                     )
                     last = time.perf_counter()
-            update(True)
-            pn.io.push_notebook(layout)
+                yield
+            if not _redraw(layout, update, True):
+                # the page never opened the views' comm (start() called from a cell, which holds the kernel): show
+                # them again, with their data, now that the run is over
+                update(True)
+                self.output.outputs = ()
+                self.output.append_display_data(layout)
         except Exception as exc:  # noqa: BLE001  (shown in the notebook, the kernel carries on)
             self.message.value = f"<b>{describe_error(exc)}</b>"
-            return None
+            self.run = None
+            return
         names = " and ".join(r.scenario.name for r in runs)
         self.message.value = (
             f"done: {names}, {max(r.now_ps for r in runs) / 1e6:.0f} µs simulated, in {time.perf_counter() - t0:.1f} s"
         )
-        return self.run
+
+
+def _redraw(layout, update, final: bool) -> bool:
+    """``update(final)`` with the page's Bokeh document held, then what it changed sent through the notebook's comm;
+    False (and nothing done) while the page has not opened that comm. The document of a notebook output is not held,
+    so a source's ``stream`` outside a hold reaches no page (``pn.io.push_notebook`` sends held events only); and a
+    change pushed before the comm opens is sent later, after newer ones that refer to what it defines (the page then
+    rejects them: "reference isn't known", measured in JupyterLab). The feeds keep what was not drawn for the next
+    redraw."""
+    shown = [state._views[ref] for ref in layout._models if ref in state._views]
+    if not shown:  # not displayed (a script, a test without a kernel)
+        update(final)
+        return True
+    _, _, doc, comm = shown[0]
+    if comm is None or not getattr(comm, "_comm", None):
+        return False
+    with pn.io.hold(doc, policy="collect", comm=comm):
+        update(final)
+    return True
 
 
 def lesson_widget(lesson=None) -> _RunWidget:
