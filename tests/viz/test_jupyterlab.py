@@ -381,6 +381,19 @@ def _scratch_notebook(root: Path, name: str, source: str) -> str:
     return name
 
 
+# the latest time (µs) in any ColumnDataSource of the page's Bokeh documents
+LAST_TIME = """() => {
+  let last = 0;
+  for (const doc of Bokeh.documents) for (const m of doc.all_models) {
+    const data = m.data;
+    if (!data || typeof data !== "object") continue;
+    const t = data instanceof Map ? data.get("time") : data["time"];
+    if (t) for (const v of t) if (Number.isFinite(v) && v > last) last = v;
+  }
+  return last;
+}"""
+
+
 def run_widget(page, lab, name: str, source: str, timeout_s: float = RUN_TIMEOUT_S, screenshot=None) -> float:
     """Open a one-cell notebook ``name`` holding ``source`` (which shows a widget), run it, press the widget's Run
     button and wait for its "done" line; returns the seconds from the click to "done". Also used by
@@ -413,4 +426,7 @@ def test_ipywidgets_view_runs_and_draws_in_jupyterlab(view, lab, chromium, artif
     node.screenshot(path=artifacts / f"jupyterlab_{view}_output.png")
     assert drawn(stats), f"{view}: no canvas with pixels in the widget's output: {stats}"
     assert_clean(chromium)
+    # the last redraw reached the page: its plots hold samples up to the end the "done" line gives
+    simulated = float(re.search(r"([\d.]+) µs simulated", page.locator(".jupyter-widgets").first.inner_text())[1])
+    page.wait_for_function(f"() => ({LAST_TIME})() >= {0.9 * simulated}", timeout=10_000)
     print(f"{view}: ran and drew in {t_run:.1f} s")
