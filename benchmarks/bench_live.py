@@ -11,7 +11,8 @@ models in a Bokeh Document whose every change is encoded as the PATCH-DOC messag
 alternate, ``--repeat`` times each, after an untimed warm-up of both (the kernels load, the first run compiles).
 Printed per case: both times (median), their ratio, the rows and bytes the redraws sent, and the most points a line
 held. ``--browser`` also times the lesson in the served Panel app in headless Chromium (``/usr/bin/chromium``), from
-the click on Run to the status line's "done", beside its headless run.
+the click on Run to the status line's "done", and the same lesson in ``lesson_widget`` in JupyterLab, beside its
+headless run.
 
     python benchmarks/bench_live.py [--repeat 3] [--cases lesson,gpt,moe] [--browser]
 """
@@ -149,6 +150,36 @@ def browser_lesson() -> tuple[float, float]:
     return seconds, headless(lesson.build(), lesson.mode)
 
 
+def jupyterlab_lesson() -> float:
+    """Seconds from the click on Run to "done" of the same lesson in ``lesson_widget`` in JupyterLab, driven the way
+    ``tests/viz/test_jupyterlab.py`` drives it (its set-up is imported, not copied)."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "viz"))
+    from conftest import CHROMIUM, CHROMIUM_FLAGS
+    from test_jupyterlab import Browser, run_widget, start_jupyterlab
+
+    source = (
+        "from wormhole_lab.viz.notebook import lesson_widget\n"
+        "from wormhole_lab.viz.teach_app import CCALesson\n"
+        "lesson_widget(CCALesson(cca='HPCC', n=8, flow_mb=20))"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        lab = start_jupyterlab(Path(folder))
+        try:
+            with sync_playwright() as p:
+                browser = Browser(p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS))
+                seconds = run_widget(browser.page, lab, "lesson.ipynb", source)
+                browser.close()
+        finally:
+            lab.stop()
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -179,10 +210,11 @@ def main() -> None:
         print(line + f" {points:8,}")
     if args.browser:
         seconds, head = browser_lesson()
-        print(
-            f"browser, teach app, lesson: {seconds:.1f} s from Run to done; headless {head:.2f} s; "
-            f"target 2 x headless + 3 s = {2 * head + 3:.1f} s"
-        )
+        widget = jupyterlab_lesson()
+        target = f"target 2 x headless + 3 s = {2 * head + 3:.1f} s"
+        print(f"browser: lesson, HPCC 8-to-1 x 20 MB, headless {head:.2f} s; {target}")
+        print(f"  served teach app: {seconds:.1f} s from Run to done")
+        print(f"  JupyterLab lesson_widget: {widget:.1f} s from Run to done")
 
 
 if __name__ == "__main__":
