@@ -15,7 +15,7 @@ from wormhole_lab.simulation import Scenario
 from wormhole_lab.topology.builders import star
 from wormhole_lab.viz import LiveRun, cca_plots, flow_states, memo_panel, partition_graph, timeline
 from wormhole_lab.viz.analysis import jain_index, steady_band, steady_flags, theta_bound
-from wormhole_lab.viz.components import EDGE_COLORS, FRAME_WIDTH, TITLE_CHARS
+from wormhole_lab.viz.components import FRAME_WIDTH, TITLE_CHARS
 from wormhole_lab.viz.scenarios import (
     LIVE_TELEMETRY,
     incast,
@@ -24,6 +24,7 @@ from wormhole_lab.viz.scenarios import (
     staggered,
     teaching_scenario,
 )
+from wormhole_lab.viz.style import EDGE_COLORS
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import dctcp_theta_bound

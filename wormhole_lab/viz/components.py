@@ -11,20 +11,23 @@ Units on axes: time in us, rates in Gb/s, queues and windows in KB (1000 bytes).
 import textwrap
 
 import holoviews as hv
-import networkx as nx
 import numpy as np
 import xarray as xr
 
 from wormhole_lab.viz.analysis import fairness_series, steady_band, steady_flags, steady_params
+from wormhole_lab.viz.graph_layout import DETAIL_NODES, cell_layout, grid_centres
 from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET, LiveRun, SkipWindow, flow_states
+from wormhole_lab.viz.live_data import CCA_STATE, QUANTITIES
 from wormhole_lab.viz.style import (
     AUDIT_COLOR,
     BAND_COLOR,
     COMPACT_LEGEND,
+    EDGE_COLORS,
     LINE_COLORS,
     MEMO_COLOR,
     PACKET_COLOR,
     SKIP_COLOR,
+    STATE_COLORS,
 )
 
 __all__ = ["cca_plots", "memo_panel", "partition_graph", "skip_spans", "timeline"]
@@ -32,30 +35,6 @@ __all__ = ["cca_plots", "memo_panel", "partition_graph", "skip_spans", "timeline
 TIME = hv.Dimension("time", label="time", unit="µs")
 PS_PER_US = 1e6
 
-# name: (label, unit, scale from the Dataset's unit)
-QUANTITIES = {
-    "flow_rate": ("sending rate", "Gb/s", 1e-9),
-    "flow_window": ("window", "KB", 1e-3),
-    "flow_inflight": ("in flight", "KB", 1e-3),
-    "flow_acked": ("acknowledged", "MB", 1e-6),
-    "port_tx_rate": ("port throughput", "Gb/s", 1e-9),
-    "port_queue": ("queue", "KB", 1e-3),
-    "dcqcn_alpha": ("DCQCN α", None, 1.0),
-    "dcqcn_target_rate": ("DCQCN target rate", "Gb/s", 1e-9),
-    "dctcp_alpha": ("DCTCP α", None, 1.0),
-    "hpcc_u": ("HPCC U", None, 1.0),
-    "timely_rtt": ("TIMELY RTT", "µs", 1e6),
-}
-CCA_STATE = {
-    "dcqcn": ["dcqcn_alpha", "dcqcn_target_rate"],
-    "dctcp": ["dctcp_alpha"],
-    "hpcc": ["hpcc_u"],
-    "timely": ["timely_rtt", "timely_gradient"],
-}
-STATE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
-#: partition graph edges, one colour per partition: greys and the palette colours that mean nothing else here
-#: (sky blue and blue read as fast-forwarded, orange as memo hit, vermillion as audited)
-EDGE_COLORS = ["#555555", "#009E73", "#CC79A7", "#AAAAAA", "#000000"]
 #: partition graph node shapes: flows are circles, ports squares
 MARKERS = {"flow": "circle", "port": "square", "partition": "circle"}
 #: bokeh title size, and what fits on a line of it: HoloViews' default plot is 300 px wide, its title starts
@@ -65,8 +44,6 @@ TITLE_CHARS = 30
 #: frame width (px) of a fixed-size bokeh plot: a legend beside it adds to the plot's width instead of squeezing
 #: the data into what is left of HoloViews' default 300 px
 FRAME_WIDTH = 240
-DETAIL_NODES = 400  # above this many flows + ports the partition graph draws one circle per partition
-SPRING_NODES = 60  # partitions up to this many flows + ports get a force-directed layout, bigger ones two circles
 
 
 def _both(obj, **style):
@@ -275,30 +252,6 @@ def cca_plots(run: LiveRun, theta: float = 0.05, max_lines: int = 12) -> hv.Layo
     return hv.Layout(panels).cols(2)
 
 
-def _grid(n: int) -> np.ndarray:
-    """Centres of ``n`` cells one unit apart, row by row, in a near-square grid (rows go down)."""
-    cols = max(1, int(np.ceil(np.sqrt(n))))
-    i = np.arange(n)
-    return np.column_stack([i % cols, -(i // cols)]).astype(float)
-
-
-def _local_layout(run: LiveRun, flows: tuple, ports_of) -> dict:
-    """Positions, within a cell of radius 0.4, of one partition's flows and ports (cached on the run per
-    partition). Small partitions get a force-directed layout, bigger ones flows on an inner and ports on an outer
-    circle: both are numpy only (networkx's spring layout needs scipy from 500 nodes on) and fast."""
-    cache = run.cache.setdefault("graph_layouts", {})
-    if flows not in cache:
-        g = nx.Graph()
-        g.add_nodes_from(("flow", f) for f in flows)
-        g.add_edges_from((("flow", f), ("port", p)) for f in flows for p in ports_of(f))
-        if len(g) <= SPRING_NODES:
-            cache[flows] = nx.spring_layout(g, seed=1, iterations=50, method="force", scale=0.4)
-        else:
-            shells = [[n for n in g if n[0] == "flow"], [n for n in g if n[0] == "port"]]
-            cache[flows] = nx.shell_layout(g, shells, scale=0.4)
-    return cache[flows]
-
-
 class _GraphData:
     """Columns of the partition graph's nodes and edges, filled partition by partition."""
 
@@ -322,7 +275,7 @@ class _GraphData:
     def detail(self, run, part, flows, centre, states, ports_of) -> None:
         """Every flow and port of one partition, laid out in its cell."""
         owner, peer = run.scenario.topology.port_node(), run.scenario.topology.port_peer_node()
-        pos = _local_layout(run, tuple(flows), ports_of)
+        pos = cell_layout(run.cache.setdefault("graph_layouts", {}), tuple(flows), ports_of)
         ports: dict[int, int] = {}
         for f in flows:
             x, y = centre + pos[("flow", f)]
@@ -373,7 +326,7 @@ def partition_graph(run: LiveRun, now_ps: int | None = None, max_nodes: int = DE
         ordered = sorted(parts.items())
         n_ports = sum(len(set().union(*(ports_of(f) for f in fs))) for _, fs in ordered)
         aggregated = sum(len(fs) for _, fs in ordered) + n_ports > max_nodes
-        for (part, flows), centre in zip(ordered, _grid(len(ordered)), strict=True):
+        for (part, flows), centre in zip(ordered, grid_centres(len(ordered)), strict=True):
             if aggregated:
                 data.aggregate(part, flows, centre, states)
             else:

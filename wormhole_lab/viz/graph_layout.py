@@ -5,8 +5,9 @@ and ports (force-directed when small, two circles when big). NumPy and networkx 
 import networkx as nx
 import numpy as np
 
-__all__ = ["SPRING_NODES", "cell_layout", "grid_centres"]
+__all__ = ["DETAIL_NODES", "SPRING_NODES", "cell_layout", "grid_centres"]
 
+DETAIL_NODES = 400  # above this many flows + ports the graph draws one circle per partition
 SPRING_NODES = 60  # partitions up to this many flows + ports get a force-directed layout, bigger ones two circles
 
 

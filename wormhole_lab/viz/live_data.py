@@ -19,21 +19,23 @@ from wormhole_lab.viz.analysis import steady_params
 from wormhole_lab.viz.feed import MAX_POINTS, ThinnedTable
 from wormhole_lab.wormhole.skip_log import END, MEMO_UNTIL, PART, START
 
-__all__ = ["CCA_STATE", "MemoFeed", "SeriesFeed", "SkipFeed", "flag_steady", "shown_flows"]
+__all__ = ["CCA_STATE", "QUANTITIES", "MemoFeed", "SeriesFeed", "SkipFeed", "flag_steady", "shown_flows"]
 
 PS_PER_US = 1e6
-# variable: (label, unit, scale from the Dataset's unit)
+# variable: (label, unit or None, scale from the Dataset's unit); the live views' and the static components' axes
 QUANTITIES = {
     "flow_rate": ("sending rate", "Gb/s", 1e-9),
     "flow_window": ("window", "KB", 1e-3),
     "flow_inflight": ("in flight", "KB", 1e-3),
+    "flow_acked": ("acknowledged", "MB", 1e-6),
+    "port_tx_rate": ("port throughput", "Gb/s", 1e-9),
     "port_queue": ("queue", "KB", 1e-3),
-    "dcqcn_alpha": ("DCQCN α", "", 1.0),
+    "dcqcn_alpha": ("DCQCN α", None, 1.0),
     "dcqcn_target_rate": ("DCQCN target rate", "Gb/s", 1e-9),
-    "dctcp_alpha": ("DCTCP α", "", 1.0),
-    "hpcc_u": ("HPCC U (normalised inflight)", "", 1.0),
+    "dctcp_alpha": ("DCTCP α", None, 1.0),
+    "hpcc_u": ("HPCC U (normalised inflight)", None, 1.0),
     "timely_rtt": ("TIMELY RTT", "µs", 1e6),
-    "timely_gradient": ("TIMELY RTT gradient (normalised)", "", 1.0),
+    "timely_gradient": ("TIMELY RTT gradient (normalised)", None, 1.0),
 }
 CCA_STATE = {
     "dcqcn": ["dcqcn_alpha", "dcqcn_target_rate"],
@@ -74,11 +76,6 @@ def shown_flows(flow_ids: np.ndarray, sizes: np.ndarray, max_lines: int) -> np.n
         return np.asarray(flow_ids)
     order = np.lexsort((flow_ids, -np.asarray(sizes)))[:max_lines]
     return np.sort(np.asarray(flow_ids)[order])
-
-
-def _label(name: str) -> tuple[str, str]:
-    label, unit, _ = QUANTITIES[name]
-    return label, unit
 
 
 class SeriesFeed:

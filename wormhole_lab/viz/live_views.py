@@ -17,27 +17,24 @@ from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Legend, Legen
 from bokeh.plotting import figure
 
 from wormhole_lab.viz.feed import MAX_POINTS, Update
-from wormhole_lab.viz.graph_layout import cell_layout, grid_centres
+from wormhole_lab.viz.graph_layout import DETAIL_NODES, cell_layout, grid_centres
 from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET
 from wormhole_lab.viz.live_data import CCA_STATE, QUANTITIES, QUEUE_LINES, MemoFeed, SeriesFeed, SkipFeed
 from wormhole_lab.viz.style import (
     AUDIT_COLOR,
     BAND_COLOR,
     COMPACT_LEGEND,
+    EDGE_COLORS,
     LINE_COLORS,
     MEMO_COLOR,
     PACKET_COLOR,
     SKIP_COLOR,
+    STATE_COLORS,
 )
 
 __all__ = ["ExplorerView", "LessonView", "LinePlot", "PartitionGraphView"]
 
 HEIGHT = 230
-DETAIL_NODES = 400  # above this many flows + ports the graph draws one circle per partition
-NODE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
-#: partition edges: greys and the palette colours that mean nothing else here (sky blue and blue read as
-#: fast-forwarded, orange as memo hit, vermillion as audited)
-EDGE_COLORS = ["#555555", "#009E73", "#CC79A7", "#AAAAAA", "#000000"]
 
 
 def _figure(title: str, ylabel: str, x_range=None, y_range=None, height: int = HEIGHT):
@@ -291,9 +288,9 @@ class PartitionGraphView:
         if key == self.key and self.flow_rows:
             colors = self.nodes.data["color"]
             changes = [
-                (row, NODE_COLORS[states.get(f, PACKET)])
+                (row, STATE_COLORS[states.get(f, PACKET)])
                 for f, row in self.flow_rows.items()
-                if colors[row] != NODE_COLORS[states.get(f, PACKET)]
+                if colors[row] != STATE_COLORS[states.get(f, PACKET)]
             ]
             if changes:
                 self.nodes.patch({"color": changes})
@@ -319,7 +316,7 @@ class PartitionGraphView:
         def node(x, y, kind, state, label, size):
             for c, v in zip(
                 ("x", "y", "marker", "color", "size", "label", "kind"),
-                (float(x), float(y), "square" if kind == "port" else "circle", NODE_COLORS[state], size, label, kind),
+                (float(x), float(y), "square" if kind == "port" else "circle", STATE_COLORS[state], size, label, kind),
                 strict=True,
             ):
                 nodes[c].append(v)

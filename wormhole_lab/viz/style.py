@@ -22,8 +22,9 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from wormhole_lab.errors import InputError
+from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET
 
-__all__ = ["PALETTE", "PAPER_RC", "WIDTHS", "export", "figure_size"]
+__all__ = ["EDGE_COLORS", "PALETTE", "PAPER_RC", "STATE_COLORS", "WIDTHS", "export", "figure_size"]
 
 #: Okabe & Ito (2008), "Color Universal Design": black, orange, sky blue, bluish green, yellow, blue,
 #: vermillion, reddish purple
@@ -34,6 +35,11 @@ AUDIT_COLOR = "#D55E00"  # vermillion: outlines of the stretches the self-audit 
 PACKET_COLOR = "#999999"  # grey: packet-level
 BAND_COLOR = "#009E73"  # bluish green: the steady test's threshold band
 LINE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+#: partition graph edges, one colour per partition: greys and the palette colours that mean nothing else here
+#: (sky blue and blue read as fast-forwarded, orange as memo hit, vermillion as audited)
+EDGE_COLORS = ["#555555", "#009E73", "#CC79A7", "#AAAAAA", "#000000"]
+#: partition graph nodes: a flow by what it is doing (live.PACKET, FASTFORWARD, MEMO), a port white
+STATE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
 #: Bokeh legend options for legends beside a plot: a dozen flows fit next to a 260 px high plot
 COMPACT_LEGEND = {"label_text_font_size": "8pt", "glyph_height": 12, "label_height": 12, "spacing": 0, "padding": 4}
 
