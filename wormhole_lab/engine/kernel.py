@@ -3,7 +3,7 @@
 from wormhole_lab.engine import arrival, qp
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.flow_log import record as log_flow_event
-from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.jit import kernel, variant
 from wormhole_lab.engine.layout import (
     CI_CHECK,
     CI_SAMPLE_INTERVAL,
@@ -62,6 +62,8 @@ from wormhole_lab.engine.sampling import sample
 from wormhole_lab.engine.wheel import first, free_rows, link_scheduled, push, take
 
 FLOW_START_HOPS = 2
+# compiled in: False in run_until_packet, whose runs have no partitions attached (CI_STEADY_INTERVAL == 0)
+PARTITIONS = True
 
 
 @kernel
@@ -83,7 +85,8 @@ def run_until(t, t_stop):
     partitioned = ci[CI_STEADY_INTERVAL] > 0
     while True:
         if (
-            partitioned
+            PARTITIONS
+            and partitioned
             and g[G_FLOW_EVENT] >= 0
             and log_flow_event(g, pt, fl, fw, parts, path_ports, flow_log, ci, pm_flow, pm_part)
         ):
@@ -148,8 +151,8 @@ def run_until(t, t_stop):
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
             sample(g, events, pt, fl, ff, fw, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
-        elif kind == EV_STEADY_SAMPLE:
-            if steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, parts, now):
+        elif kind == EV_STEADY_SAMPLE:  # scheduled only with partitions attached
+            if PARTITIONS and steady_sample(g, events, fl, ff, fw, ci, cf, rate_ring, seq_ring, active, parts, now):
                 return STOP_STEADY
         elif fl[a, FL_STATE] != FS_ACTIVE:
             continue  # a timer of a finished flow
@@ -161,3 +164,9 @@ def run_until(t, t_stop):
             generation = fw[fl[a, FL_SLOT], FW_RP_GEN if kind == EV_DCQCN_INCREASE else FW_TIMER_GEN]
             if b == generation:
                 dispatch.on_timer(g, events, fl, ff, fw, ci, cf, a, kind, now)
+
+
+# ``run_until`` without the partitioning layer's code (the flow log, steady samples: a sixth of the packet engine's
+# cold compile), for runs with no partitions attached, as in packet mode (runner.advance picks it). Same results:
+# there ``partitioned`` is False and no EV_STEADY_SAMPLE is ever scheduled (state.attach_partitions schedules them).
+run_until_packet = kernel(variant(run_until, "run_until_packet", PARTITIONS=False))

@@ -1,5 +1,7 @@
 """Queue-pair (flow) life cycle at the sender: start, acknowledgement, completion, go-back-N."""
 
+import numpy as np
+
 from wormhole_lab.engine import slots
 from wormhole_lab.engine.cca import dispatch
 from wormhole_lab.engine.jit import kernel
@@ -106,7 +108,7 @@ def complete(g, events, fl, active, child_offset, children, f, now):
     fl[last, FL_ACTIVE_POS] = fl[f, FL_ACTIVE_POS]
     g[G_N_ACTIVE] -= 1
     for i in range(child_offset[f], child_offset[f + 1]):
-        c = children[i]
+        c = np.int64(children[i])  # children is int32: as int64, push compiles once (its other calls)
         fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])
         fl[c, FL_DEPS_LEFT] -= 1
         if fl[c, FL_DEPS_LEFT] == 0:

@@ -3,7 +3,7 @@
 import time
 
 from wormhole_lab.engine import layout as L
-from wormhole_lab.engine.kernel import run_until
+from wormhole_lab.engine.kernel import run_until, run_until_packet
 from wormhole_lab.engine.state import EngineState
 from wormhole_lab.engine.warmup import tiny_state
 
@@ -22,8 +22,9 @@ def advance(state: EngineState, t_stop_ps: int) -> str:
     """Run events up to ``t_stop_ps``; returns 'time', 'all_done', 'idle' (no event left, flows unfinished)
     or 'chunk' (a telemetry chunk is full: take it with ``state.take_chunk()`` and call again); with
     partitions attached also 'flow_event' (g[G_FLOW_EVENT] started or completed) and 'steady'."""
+    loop = run_until if state.ci[L.CI_STEADY_INTERVAL] > 0 else run_until_packet  # compiles only what it runs
     while True:
-        reason = run_until(state.arrays(), t_stop_ps)
+        reason = loop(state.arrays(), t_stop_ps)
         if reason != L.STOP_GROW:
             return STOP_NAMES[reason]
         state.grow()
