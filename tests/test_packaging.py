@@ -17,7 +17,7 @@ import wormhole_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-FIRST_PARTY = {"wormhole_lab", "memo_workers", "conftest"}
+FIRST_PARTY = {"wormhole_lab", "memo_workers", "conftest", "test_jupyterlab"}  # the last: its JupyterLab set-up, reused
 
 
 def _names(requirements) -> set[str]:
