@@ -84,7 +84,10 @@ def run(mode: str, cache: str, out: str, record: bool, tree: str) -> tuple[float
     cmd = [sys.executable, "-c", CHILD, *args] if record else [sys.executable, "-m", "wormhole_lab.cli", *args]
     with tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        # cwd: not the checkout, whose wormhole_lab (first on sys.path for -c and -m) would shadow ``tree``
+        child = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True, cwd=tempfile.gettempdir()
+        )  # fmt: skip
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - t0
         child.returncode = os.waitstatus_to_exitcode(status)

@@ -88,11 +88,20 @@ def test_a_corrupt_marker_is_cold(tmp_path):
 
 def test_the_engine_run_records_its_entry_kernel(tmp_path):
     compile_kernels("packet")
-    assert engine_kernel.run_until in compile_notice.loaded_kernels()
+    loop = engine_kernel.run_until_packet_dcqcn  # packet mode, DCQCN: kernel.event_loop
+    assert loop in compile_notice.loaded_kernels()
     assert compile_notice.record_compiled("packet", tmp_path)
     assert not compile_notice.needs_compile("packet", tmp_path)
     marker = json.loads(compile_notice.marker_path("packet", tmp_path).read_text())
-    assert engine_kernel.run_until._cache._cache_file._index_path in marker["kernels"]
+    assert loop._cache._cache_file._index_path in marker["kernels"]
+
+
+def test_each_cca_but_dcqcn_has_its_own_marker():
+    """A run compiles its own CCA's event loop only: a DCQCN run's marker does not make an HPCC run warm."""
+    assert compile_notice.kernels_key("packet", "dcqcn") == "packet"
+    assert compile_notice.kernels_key("wormhole", "hpcc") == "wormhole-hpcc"
+    assert compile_notice.kernels_key("flow", "hpcc") == "flow"  # no CCA in flow mode
+    assert compile_notice.cold_message("packet-hpcc") == compile_notice.cold_message("packet")
 
 
 @pytest.fixture
@@ -129,6 +138,8 @@ def test_wormhole_mode_after_a_packet_run_estimates_its_own_kernels_only(monkeyp
         compile_notice._estimate("wormhole")
         == compile_notice.COLD_SECONDS["wormhole"] - compile_notice.COLD_SECONDS["packet"]
     )
+    # the packet run was DCQCN's: a Wormhole run with HPCC compiles HPCC's event loops, both
+    assert compile_notice._estimate("wormhole-hpcc") == compile_notice.COLD_SECONDS["wormhole"]
     monkeypatch.setattr(compile_notice, "needs_compile", lambda mode="packet", cache_dir=None: True)
     assert "about a minute and a half" in compile_notice.cold_message("wormhole", compile_notice._estimate("wormhole"))
 
@@ -141,7 +152,7 @@ def test_a_warm_run_says_nothing(cold, incast, capsys):
 
 def test_wormhole_mode_says_it_once_though_its_compile_runs_a_simulation(cold, incast, capsys, monkeypatch):
     cold(True)
-    monkeypatch.setattr(simulation, "_wormhole_compiled", False)  # its compile runs a Simulation of its own
+    monkeypatch.setattr(simulation, "_wormhole_compiled", set())  # its compile runs a Simulation of its own
     Simulation(incast(2, 20_000), mode="wormhole").run()
     assert len(notices(capsys.readouterr().err)) == 2
 

@@ -188,7 +188,7 @@ def _simulate(scenario, mode: str, out=None, quiet: bool = False):
         if quiet:
             return Simulation(scenario, mode=mode).run(out=out)
         check_scenario(scenario)  # a bad input is told before a first run compiles
-        compile_kernels(mode)  # a first run says it compiles (and how long it took) before the bar, not at 0 %
+        compile_kernels(mode, scenario.config.cca)  # a first run says it compiles (and how long) before the bar
         bar = tqdm(
             total=len(scenario.flows), unit="flow", desc=f"{mode:>8}", file=sys.stderr, leave=False,
             mininterval=PROGRESS_REDRAW_S,

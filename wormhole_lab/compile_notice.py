@@ -78,6 +78,12 @@ def _source_hash(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def kernels_key(mode: str, cca: str = "dcqcn") -> str:
+    """What a marker is named after: the mode, and for packet and Wormhole runs with another CCA than DCQCN the CCA
+    too (``"packet-hpcc"``): each CCA has its own event loop (engine.kernel.event_loop), compiled by its first run."""
+    return mode if mode == "flow" or cca == "dcqcn" else f"{mode}-{cca}"
+
+
 def marker_path(mode: str, cache_dir: Path | str | None = None) -> Path:
     """The marker of ``mode``'s kernels in ``cache_dir`` (default: the engine's cache folder)."""
     return Path(cache_dir if cache_dir is not None else CACHE_DIR) / f"compiled-{mode}.json"
@@ -155,9 +161,10 @@ def _about(seconds: float) -> str:
 
 
 def cold_message(mode: str = "packet", seconds: float | None = None) -> str:
-    """The line a cold run prints before compiling; ``seconds``: the estimate (default: ``COLD_SECONDS[mode]``)."""
+    """The line a cold run prints before compiling; ``seconds``: the estimate (default: ``COLD_SECONDS[mode]``; ``mode``
+    may be a ``kernels_key``)."""
     what = "flow-level engine" if mode == "flow" else "simulation engine"
-    seconds = COLD_SECONDS[mode] if seconds is None else seconds
+    seconds = COLD_SECONDS[mode.partition("-")[0]] if seconds is None else seconds
     return (
         f"wormhole-lab: compiling the {what} for this machine, once ({_about(seconds)} on 2 cores; "
         f"later runs load it from the cache in about a second)…"
@@ -173,10 +180,12 @@ def page_notice(mode: str) -> str:
 
 
 def _estimate(mode: str) -> float:
-    """Seconds a cold ``mode`` compiles for: Wormhole mode after a packet run compiles only its own kernels."""
-    if mode == "wormhole" and not needs_compile("packet"):
+    """Seconds a cold ``mode`` (or ``kernels_key``) compiles for: Wormhole mode after a packet run with the same CCA
+    compiles only its own kernels."""
+    base, _, cca = mode.partition("-")
+    if base == "wormhole" and not needs_compile(kernels_key("packet", cca or "dcqcn")):
         return COLD_SECONDS["wormhole"] - COLD_SECONDS["packet"]
-    return COLD_SECONDS.get(mode, COLD_SECONDS["packet"])
+    return COLD_SECONDS.get(base, COLD_SECONDS["packet"])
 
 
 @contextmanager

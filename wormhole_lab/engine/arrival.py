@@ -1,8 +1,9 @@
 """What happens when a packet reaches the far end of a link: switch forwarding, host receive, PFC."""
 
 from wormhole_lab.engine import qp
-from wormhole_lab.engine.cca import dispatch
-from wormhole_lab.engine.jit import inlined_kernel
+from wormhole_lab.engine.cca.dispatch import BY_CCA
+from wormhole_lab.engine.cca.dispatch import on_ack as cca_ack
+from wormhole_lab.engine.jit import inlined_kernel, variant
 from wormhole_lab.engine.layout import (
     CI_ACK_WIRE,
     CI_INT_MODE,
@@ -149,7 +150,7 @@ def _receive_ack(
     # RdmaHw::ReceiveAck runs the CC's ACK handler after QpComplete as well: on the ACK that completes an HPCC
     # QP the rate update's ChangeRate still moves the NIC's pending dequeue event (QbbNetDevice::UpdateNextAvail
     # cancels and reschedules it), which decides how that NIC's next send ties with other events of its ns
-    dispatch.on_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
+    cca_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
     free(g, pk, k)
     # ... and triggers the NIC, completed or not (the NIC gives a completed QP's slot back when it drops it)
     dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
@@ -173,3 +174,15 @@ def handle(
             g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, active, child_offset,
             children, k, now,
         )  # fmt: skip
+
+
+# ``handle`` of each CCA (by CC_* number), whose ACKs go to that CCA's ``on_ack`` only: inlined into its event loop
+HANDLE_BY_CCA = {
+    cc: inlined_kernel(
+        variant(
+            handle, f"handle_{c.name}",
+            _receive_ack=inlined_kernel(variant(_receive_ack, f"_receive_ack_{c.name}", cca_ack=c.on_ack)),
+        )
+    )
+    for cc, c in BY_CCA.items()
+}  # fmt: skip

@@ -1,10 +1,14 @@
 """The event loop: take the earliest event, run its handler, stop at a boundary Python asked for."""
 
-from wormhole_lab.engine import arrival, qp
-from wormhole_lab.engine.cca import dispatch
+from wormhole_lab.engine import qp
+from wormhole_lab.engine.arrival import HANDLE_BY_CCA
+from wormhole_lab.engine.arrival import handle as handle_arrival
+from wormhole_lab.engine.cca.dispatch import BY_CCA
+from wormhole_lab.engine.cca.dispatch import on_timer as cca_timer
 from wormhole_lab.engine.flow_log import record as log_flow_event
 from wormhole_lab.engine.jit import kernel, variant
 from wormhole_lab.engine.layout import (
+    CI_CC,
     CI_CHECK,
     CI_SAMPLE_INTERVAL,
     CI_STEADY_INTERVAL,
@@ -57,6 +61,8 @@ from wormhole_lab.engine.layout import (
     VIOLATION_TIME_BACKWARDS,
 )
 from wormhole_lab.engine.port import dequeue_and_transmit
+from wormhole_lab.engine.qp import START_BY_CCA
+from wormhole_lab.engine.qp import start as start_qp
 from wormhole_lab.engine.rate_window import steady_sample
 from wormhole_lab.engine.sampling import sample
 from wormhole_lab.engine.wheel import first, free_rows, link_scheduled, push, take
@@ -128,7 +134,7 @@ def run_until(t, t_stop):
         g[G_NOW] = now
         g[G_EVENTS] += 1
         if kind == EV_ARRIVE:
-            arrival.handle(
+            handle_arrival(
                 g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, pfc_log, active,
                 child_offset, children, a, now,
             )  # fmt: skip
@@ -146,7 +152,7 @@ def run_until(t, t_stop):
                 # StartApplication), so a flow joins after the other events of its nanosecond
                 push(g, events, now, EV_FLOW_START, a, b + 1)
                 continue
-            port = qp.start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, a, now)
+            port = start_qp(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, a, now)
             dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
@@ -163,10 +169,34 @@ def run_until(t, t_stop):
         else:
             generation = fw[fl[a, FL_SLOT], FW_RP_GEN if kind == EV_DCQCN_INCREASE else FW_TIMER_GEN]
             if b == generation:
-                dispatch.on_timer(g, events, fl, ff, fw, ci, cf, a, kind, now)
+                cca_timer(g, events, fl, ff, fw, ci, cf, a, kind, now)
 
 
 # ``run_until`` without the partitioning layer's code (the flow log, steady samples: a sixth of the packet engine's
-# cold compile), for runs with no partitions attached, as in packet mode (runner.advance picks it). Same results:
-# there ``partitioned`` is False and no EV_STEADY_SAMPLE is ever scheduled (state.attach_partitions schedules them).
+# cold compile), for runs with no partitions attached, as in packet mode. Same results: there ``partitioned`` is
+# False and no EV_STEADY_SAMPLE is ever scheduled (state.attach_partitions schedules them).
 run_until_packet = kernel(variant(run_until, "run_until_packet", PARTITIONS=False))
+
+
+def _loop(cc: int, partitions: bool):
+    """``run_until`` (``partitions``) or ``run_until_packet`` calling CCA ``cc``'s code only (dispatch.BY_CCA)."""
+    name = f"run_until_{BY_CCA[cc].name}" if partitions else f"run_until_packet_{BY_CCA[cc].name}"
+    return kernel(
+        variant(
+            run_until, name, PARTITIONS=partitions, handle_arrival=HANDLE_BY_CCA[cc], start_qp=START_BY_CCA[cc],
+            cca_timer=BY_CCA[cc].on_timer,
+        )
+    )  # fmt: skip
+
+
+# The event loops runner.advance runs, by (CC_* number, partitions attached): each compiles its CCA only, not the
+# other three (about 4-5 s of a cold compile; issue 53, item 5), and only the one a run calls is compiled or loaded.
+# run_until and run_until_packet above (all four CCAs, by ci[CI_CC]) are for direct calls. Module attributes too
+# (run_until_dcqcn, run_until_packet_dcqcn, ...): compile_notice.loaded_kernels finds the kernels a run loaded.
+EVENT_LOOPS = {(cc, partitions): _loop(cc, partitions) for cc in BY_CCA for partitions in (True, False)}
+globals().update({f.py_func.__name__: f for f in EVENT_LOOPS.values()})
+
+
+def event_loop(ci):
+    """The event loop for a run whose constants are ``ci``: its CCA, with or without the partitioning layer."""
+    return EVENT_LOOPS[int(ci[CI_CC]), bool(ci[CI_STEADY_INTERVAL] > 0)]

@@ -3,8 +3,9 @@
 import numpy as np
 
 from wormhole_lab.engine import slots
-from wormhole_lab.engine.cca import dispatch
-from wormhole_lab.engine.jit import kernel
+from wormhole_lab.engine.cca.dispatch import BY_CCA
+from wormhole_lab.engine.cca.dispatch import init as cca_init
+from wormhole_lab.engine.jit import kernel, variant
 from wormhole_lab.engine.layout import (
     CI_RTO,
     EV_FLOW_START,
@@ -59,7 +60,7 @@ def start(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, f, now):
     fw[s, FW_MAX_RATE] = pt[port, PT_RATE]
     fw[s, FW_NEXT_AVAIL] = now
     fw[s, FW_LAST_PROGRESS] = now
-    dispatch.init(fl, ff, fw, ci, f)
+    cca_init(fl, ff, fw, ci, f)
     port_qps[pt[port, PT_QP_BEGIN] + pt[port, PT_QP_COUNT]] = f
     pt[port, PT_QP_COUNT] += 1
     if ci[CI_RTO] > 0:
@@ -140,3 +141,9 @@ def on_rto(g, events, fl, fw, ci, f, now):
     # checked once per RTO period, so a stall is detected between one and two periods after the last progress
     push(g, events, now + ci[CI_RTO], EV_RTO, f, fw[s, FW_TIMER_GEN])
     return fired
+
+
+# ``start`` of each CCA (by CC_* number), calling that CCA's ``init`` only: its event loop's (kernel.event_loop).
+# Module attributes too (start_dcqcn, ...), as compile_notice.loaded_kernels finds the kernels a run loaded.
+START_BY_CCA = {cc: kernel(variant(start, f"start_{c.name}", cca_init=c.init)) for cc, c in BY_CCA.items()}
+globals().update({f.py_func.__name__: f for f in START_BY_CCA.values()})

@@ -227,9 +227,10 @@ def _remove(fl, pt, path_ports, flow, part, port, free, listed, meta, f, t):
         r = _find(flow, g)
         if flow[r, _TARGET] < 0:
             flow[r, _TARGET] = _new_id(free, meta)
-            _note(part, listed, meta, flow[r, _TARGET], t)
-        _label(fl, pt, path_ports, g, flow[r, _TARGET])
-        _link(flow, part, flow[r, _TARGET], g)
+            _note(part, listed, meta, np.int64(flow[r, _TARGET]), t)
+        target = np.int64(flow[r, _TARGET])  # an int64 id, as elsewhere: one compile of _note, _label, _link
+        _label(fl, pt, path_ports, g, target)
+        _link(flow, part, target, g)
         g = after
 
 
