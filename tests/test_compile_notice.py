@@ -141,7 +141,7 @@ def test_wormhole_mode_after_a_packet_run_estimates_its_own_kernels_only(monkeyp
     # the packet run was DCQCN's: a Wormhole run with HPCC compiles HPCC's event loops, both
     assert compile_notice._estimate("wormhole-hpcc") == compile_notice.COLD_SECONDS["wormhole"]
     monkeypatch.setattr(compile_notice, "needs_compile", lambda mode="packet", cache_dir=None: True)
-    assert "about a minute and a half" in compile_notice.cold_message("wormhole", compile_notice._estimate("wormhole"))
+    assert "about a minute on 2 cores" in compile_notice.cold_message("wormhole", compile_notice._estimate("wormhole"))
 
 
 def test_a_warm_run_says_nothing(cold, incast, capsys):

@@ -36,14 +36,13 @@ import wormhole_lab
 from wormhole_lab.engine.jit import CACHE_DIR
 
 #: how long a cold compile takes (seconds). Measured 2026-12 on the project's 2-core python machine (numba 0.68.1,
-#: Python 3.11, other jobs running: load 3-7), whole process, ``WORMHOLE_LAB_CACHE_DIR=$(mktemp -d) wormhole-lab run
-#: --quiet --mode MODE --out TMP`` (NUMBA_CACHE_DIR does not move this cache: engine.jit sets Numba's CACHE_DIR), with
-#: ``benchmarks/bench_compile.py``: packet 23 s, 29 s and 63 s (CPU 21-29 s), wormhole 40 s, 48 s and 60 s (CPU
-#: 39-51 s), after the engine stopped compiling a kernel once per constant argument and packet runs stopped compiling
-#: the partitioning layer (before: packet 44-82 s, CPU 32-38 s; wormhole 56-94 s, CPU 49-58 s). Flow 21 s and 15 s
-#: (10 s), measured before. Run again with the same cache folder: 2.5-4 s, 2-3 s for flow.
-#: Wormhole mode stays at 90 here (measured now: about a minute) while tests/test_compile_notice.py pins its message.
-COLD_SECONDS = {"packet": 35, "wormhole": 90, "flow": 15}
+#: Python 3.11, other jobs running), whole process, ``WORMHOLE_LAB_CACHE_DIR=$(mktemp -d) wormhole-lab run --quiet
+#: --mode MODE --out TMP`` (NUMBA_CACHE_DIR does not move this cache: engine.jit sets Numba's CACHE_DIR), with
+#: ``benchmarks/bench_compile.py --no-table --repeat 3 --trees BEFORE ''`` (3 rounds, alternating), after each run
+#: compiles its own CCA only: packet 15.6-17.1 s (before 17.9-22.6 s), wormhole 31.6-36.3 s (before 36.7-42.9 s),
+#: CPU alike. Busier hours measured 1.3-3x that before (packet 23-63 s, wormhole 40-60 s), hence the margin. Flow
+#: 21 s and 15 s (10 s), measured before. Run again with the same cache folder: 2.4-2.7 s, 2-3 s for flow.
+COLD_SECONDS = {"packet": 30, "wormhole": 50, "flow": 15}
 
 _lock = threading.RLock()  # concurrent first runs (threads of a Panel app) compile once and say so once
 _depth = 0  # > 0 while a compile is announced: a run started inside it (compile_wormhole's own) says nothing
