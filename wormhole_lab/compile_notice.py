@@ -170,12 +170,14 @@ def cold_message(mode: str = "packet", seconds: float | None = None) -> str:
     )
 
 
-def page_notice(mode: str) -> str:
-    """For an app's status line or a widget: what a cold ``mode`` is about to do, or '' when it is cached."""
-    if not needs_compile(mode):
-        return ""
-    text = cold_message(mode, _estimate(mode)).removeprefix("wormhole-lab: ")
-    return "First run on this machine: " + text
+def page_notice(runs) -> str:
+    """For an app's status line or a widget: what the first of ``runs`` (objects with ``mode`` and ``scenario``)
+    whose kernels are not cached is about to do, or '' when all are cached."""
+    for run in runs:
+        key = kernels_key(run.mode, run.scenario.config.cca)
+        if needs_compile(key):
+            return "First run on this machine: " + cold_message(key, _estimate(key)).removeprefix("wormhole-lab: ")
+    return ""
 
 
 def _estimate(mode: str) -> float:

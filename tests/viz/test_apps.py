@@ -165,11 +165,14 @@ def test_a_first_run_says_in_the_page_and_the_widget_that_it_compiles(monkeypatc
     from wormhole_lab import compile_notice
     from wormhole_lab.viz.notebook import lesson_widget
 
-    monkeypatch.setattr(compile_notice, "needs_compile", lambda mode="packet", cache_dir=None: True)
+    cold = []
+    asked = lambda mode="packet", cache_dir=None: cold.append(mode) or True  # noqa: E731
+    monkeypatch.setattr(compile_notice, "needs_compile", asked)
     app, statuses = TeachApp(CCALesson(mode="packet", flow_mb=0.3)), []
     app.status.param.watch(lambda event: statuses.append(event.new), "object")
     app.start()
     assert statuses[0].startswith("First run on this machine: compiling the simulation engine for this machine")
+    assert cold[0] == "packet-dctcp"  # the lesson's CCA: each has its own event loop
     widget, messages = lesson_widget(CCALesson(mode="packet", flow_mb=0.3)), []
     widget.message.observe(lambda change: messages.append(change["new"]), names="value")
     widget.start()

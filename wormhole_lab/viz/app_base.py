@@ -1,7 +1,9 @@
 """What both Panel apps share: running a ``LiveRun`` from a periodic callback, showing errors in the page, plot
 slots that say what will appear before the first run, and a page that loads nothing from the internet.
 
-The run advances in small slices of wall time on the server's event loop (``pn.state.add_periodic_callback``),
+The run advances in small slices of wall time on the server's event loop, each slice scheduling the next as soon as
+the loop has sent the page what the last one changed (a periodic callback left the loop idle up to its period after
+every slice),
 so the page stays responsive and the plots redraw as chunks arrive. A bad input or a failed run becomes an
 ``Alert`` in the page; the server keeps serving.
 """
@@ -72,7 +74,7 @@ class LiveDriver:
         self.runs: list[LiveRun] = []
         self.runs_started = 0
         self.started_at = 0.0
-        self._callback = None
+        self._generation = 0  # of the slices scheduled on the server's loop: a new run or stop() ends the old chain
         self._last_draw = 0.0
 
     @property
@@ -93,11 +95,11 @@ class LiveDriver:
         self.runs = list(runs) if isinstance(runs, list | tuple) else [runs]
         self.runs_started += 1
         self._last_draw = 0.0
-        self.status.object = page_notice(self.run.mode) or (
+        self.status.object = page_notice(self.runs) or (
             f"Run {self.runs_started}: starting {self._names()} ({self.run.mode} mode)…"
         )
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            self._callback = pn.state.add_periodic_callback(self._tick, period=50)
+            self._schedule(pn.state.curdoc, self._generation)
         else:  # notebook without a live server, or a plain script: run to the end now
             while self._tick():
                 pass
@@ -106,10 +108,17 @@ class LiveDriver:
     def _names(self) -> str:
         return " and ".join(r.scenario.name for r in self.runs)
 
+    def _schedule(self, doc, generation: int) -> None:
+        """The next slice, on the server's loop once it has handled what is waiting (the page's messages)."""
+
+        def tick():
+            if generation == self._generation and self._tick():
+                self._schedule(doc, generation)
+
+        doc.add_next_tick_callback(tick)
+
     def stop(self) -> None:
-        if self._callback is not None:
-            self._callback.stop()
-            self._callback = None
+        self._generation += 1
 
     def show_error(self, exc: BaseException) -> None:
         self.alert.object = describe_error(exc)

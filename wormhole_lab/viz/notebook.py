@@ -103,7 +103,7 @@ class _RunWidget(widgets.VBox):
             self.runs, self.run = runs, runs[0]
             # shown once, through the widget's state (capturing display() in the Output widget stalled nbclient);
             # later redraws go through the layout's own comm
-            self.message.value = page_notice(self.run.mode)  # the first run compiles before its first chunk
+            self.message.value = page_notice(runs)  # the first run compiles before its first chunk
             self.output.outputs = ()
             self.output.append_display_data(layout)
             last = 0.0
