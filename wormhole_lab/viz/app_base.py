@@ -1,9 +1,9 @@
 """What both Panel apps share: running a ``LiveRun`` from a periodic callback, showing errors in the page, plot
 slots that say what will appear before the first run, and a page that loads nothing from the internet.
 
-The run advances in small slices of wall time on the server's event loop, each slice scheduling the next as soon as
-the loop has sent the page what the last one changed (a periodic callback left the loop idle up to its period after
-every slice),
+The run advances in small slices of wall time on the server's event loop (``pn.state.add_periodic_callback``, every
+``PERIOD_MS``: a slice that schedules the next itself got lost now and then, its callback held by Panel's hold of the
+document),
 so the page stays responsive and the plots redraw as chunks arrive. A bad input or a failed run becomes an
 ``Alert`` in the page; the server keeps serving.
 """
@@ -19,6 +19,7 @@ from wormhole_lab.viz.live import LiveRun
 
 SLICE_S = 0.15  # wall time the engine may use per callback
 REDRAW_S = 0.4  # shortest wall time between two redraws during a run
+PERIOD_MS = 10  # the server's loop calls for the next slice this often: idle at most this long between two slices
 
 
 def app_page(title: str, sidebar: list, main: list) -> pn.template.BootstrapTemplate:
@@ -74,7 +75,7 @@ class LiveDriver:
         self.runs: list[LiveRun] = []
         self.runs_started = 0
         self.started_at = 0.0
-        self._generation = 0  # of the slices scheduled on the server's loop: a new run or stop() ends the old chain
+        self._callback = None
         self._last_draw = 0.0
 
     @property
@@ -99,7 +100,7 @@ class LiveDriver:
             f"Run {self.runs_started}: starting {self._names()} ({self.run.mode} mode)…"
         )
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            self._schedule(pn.state.curdoc, self._generation)
+            self._callback = pn.state.add_periodic_callback(self._tick, period=PERIOD_MS)
         else:  # notebook without a live server, or a plain script: run to the end now
             while self._tick():
                 pass
@@ -108,17 +109,10 @@ class LiveDriver:
     def _names(self) -> str:
         return " and ".join(r.scenario.name for r in self.runs)
 
-    def _schedule(self, doc, generation: int) -> None:
-        """The next slice, on the server's loop once it has handled what is waiting (the page's messages)."""
-
-        def tick():
-            if generation == self._generation and self._tick():
-                self._schedule(doc, generation)
-
-        doc.add_next_tick_callback(tick)
-
     def stop(self) -> None:
-        self._generation += 1
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
 
     def show_error(self, exc: BaseException) -> None:
         self.alert.object = describe_error(exc)

@@ -74,9 +74,8 @@ class _RunWidget(widgets.VBox):
         """In a kernel, the run goes on as a task of its event loop, so that the kernel serves the page between two
         slices of it: run inside the click's own handler, the page's messages (the plots' comm opening) waited for
         the whole run, and the views stopped at their first redraw (measured in JupyterLab). Elsewhere: ``start()``."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = _kernel_loop()
+        if loop is None:
             self.start()
             return
         if self._task is not None and not self._task.done():
@@ -131,6 +130,20 @@ class _RunWidget(widgets.VBox):
         self.message.value = (
             f"done: {names}, {max(r.now_ps for r in runs) / 1e6:.0f} µs simulated, in {time.perf_counter() - t0:.1f} s"
         )
+
+
+def _kernel_loop():
+    """The running event loop of the IPython kernel this runs in, or None (a script, a test; another library's loop
+    that runs in the same thread, such as Playwright's, would never run the task)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _redraw(layout, update, final: bool) -> bool:
