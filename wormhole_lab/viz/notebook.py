@@ -83,43 +83,51 @@ class _RunWidget(widgets.VBox):
         self._task = loop.create_task(self._start_in_slices())
 
     async def _start_in_slices(self) -> None:
-        for _ in self._slices():
+        for _ in self._slices(live=True):
             await asyncio.sleep(0.001)  # the kernel handles the page's messages here
 
     def start(self):
-        """Build the run(s) and stream them to the end, redrawing at most every ``REDRAW_S`` of wall time with only
-        what is new; errors become a message. Returns the (first) run."""
-        for _ in self._slices():
+        """Build the run(s) and run them to the end, then show the views; errors become a message. Returns the
+        (first) run. Called from a cell, which holds the kernel until it ends, the page cannot open the views' comm
+        before then: the views are shown once, finished (shown first and again at the end, the page sometimes
+        failed while replacing the first, measured in JupyterLab). The Run button shows them live."""
+        for _ in self._slices(live=False):
             pass
         return self.run
 
-    def _slices(self):
-        """The run, a slice of ``SLICE_S`` of wall time at a time (a generator)."""
+    def _slices(self, live: bool):
+        """The run, a slice of ``SLICE_S`` of wall time at a time (a generator); ``live``: show the views at once and
+        redraw them as it goes, else once at the end."""
         self.message.value = ""
         t0 = time.perf_counter()
         try:
             runs, layout, update = self._start_views()
             self.runs, self.run = runs, runs[0]
-            # shown once, through the widget's state (capturing display() in the Output widget stalled nbclient);
-            # later redraws go through the layout's own comm
             self.message.value = page_notice(runs)  # the first run compiles before its first chunk
             self.output.outputs = ()
-            self.output.append_display_data(layout)
+            if live:
+                # shown once, through the widget's state (capturing display() in the Output widget stalled nbclient);
+                # later redraws go through the layout's own comm
+                self.output.append_display_data(layout)
             last = 0.0
             while any(not r.done for r in runs):
                 running = [r for r in runs if not r.done]
                 for r in running:
                     r.step(budget_s=SLICE_S / len(running))
-                if time.perf_counter() - last > REDRAW_S and _redraw(layout, update, False):
+                if live and time.perf_counter() - last > REDRAW_S and _redraw(layout, update, False):
+                    last = time.perf_counter()
+                if time.perf_counter() - t0 > 1:  # where the run is, whether the views are drawn yet or not
                     self.message.value = (
                         f"running: {self.run.now_ps / 1e6:.0f} µs simulated ({time.perf_counter() - t0:.1f} s)"
                     )
-                    last = time.perf_counter()
                 yield
-            if not _redraw(layout, update, True):
-                # the page never opened the views' comm (start() called from a cell, which holds the kernel): show
-                # them again, with their data, now that the run is over
-                update(True)
+            drawn = False
+            for _ in range(3000 if live else 0):  # a short run may end before the page opened the views' comm
+                if drawn := _redraw(layout, update, True):
+                    break
+                yield
+            if not drawn:
+                update(True)  # the page has not opened the views' comm: they are shown with their data, once
                 self.output.outputs = ()
                 self.output.append_display_data(layout)
         except Exception as exc:  # noqa: BLE001  (shown in the notebook, the kernel carries on)
