@@ -5,8 +5,8 @@ update (new telemetry chunks through a ``SeriesFeed``, the skip log's newly fina
 rows, the partitions as they are now) and streams it into the sources (``ColumnDataSource.stream``); it replaces a
 source's data only after a thinning (at most ``feed.MAX_POINTS`` rows) or when the partitions changed (at most
 ``DETAIL_NODES`` nodes), and patches the graph's colours when only what the flows do changed. ``sent`` counts the
-rows handed to Bokeh: what redraws cost the page. ``panel`` is the view as a Panel layout; ``panes`` its Bokeh panes
-(``pn.io.push_notebook(*panes)`` sends the changes from a notebook, a served app sends them by itself).
+rows handed to Bokeh: what redraws cost the page. A view's Panel layouts are built before they are shown; a served
+app sends the changes by itself, a notebook widget through the output's comm (``notebook._redraw``).
 
 Units: time in µs (from 0), rates in Gb/s, queues and windows in KB.
 """
@@ -157,7 +157,8 @@ class LessonView:
         self.skips = SkipFeed()
         self.queue_ports = np.zeros(0, dtype=np.int64)
         self._build()
-        self.layout = pn.GridBox(*self.panes, ncols=ncols, sizing_mode="stretch_width")
+        panes = [pn.pane.Bokeh(p.figure, sizing_mode="stretch_width") for p in self.plots.values()]
+        self.layout = pn.GridBox(*panes, ncols=ncols, sizing_mode="stretch_width")
 
     @property
     def sent(self) -> int:
@@ -201,7 +202,6 @@ class LessonView:
             {"steady": "share of active flows steady"}, x, y_range=Range1d(0, 1.05),
             source=self.plots["fairness"].source,  # one source, two plots: the fairness plot's stream feeds both
         )  # fmt: skip
-        self.panes = [pn.pane.Bokeh(p.figure, sizing_mode="stretch_width") for p in self.plots.values()]
 
     def update(self, run) -> None:
         """Take the chunks (and skips) ``run`` added since the last update."""
@@ -378,7 +378,6 @@ class ExplorerView:
         self.memo_sent = 0
         self.rate_pane = pn.pane.Bokeh(self.rate.figure, sizing_mode="stretch_width")
         memo_panes = [pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.memo_figures]
-        self.panes = [self.graph.pane, self.rate_pane, *memo_panes]
         self.memo_grid = pn.GridBox(*memo_panes, ncols=2, sizing_mode="stretch_width")
 
     @property
