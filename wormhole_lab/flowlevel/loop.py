@@ -1,11 +1,11 @@
 """The flow-level event loop: flow starts, drains (last byte on the wire) and completions, in time order.
 
-Events at one instant are taken together, then the rates of the flows they touch are recomputed once: the
-flows reachable from the started and drained flows' ports through shared ports (their connected components
-in the flow-port graph). Other components keep their rates, and their pending drain events stay valid. A
-flow's drain is rescheduled only when its rate changed; a stale drain event carries an old version and is
-skipped. Dependencies are resolved by the packet engine's own ``qp.complete``, so a flow waiting for others
-starts exactly as it would in packet mode: at the last one's completion plus its gap, not before its start.
+Events at one instant are taken together, then rates are recomputed once for the instant, incrementally
+(``maxmin.refill``): only the flows whose max-min rate can change, found from the ports where flows started or
+drained. Every other flow keeps its rate, and its pending drain event stays valid. A flow's drain is rescheduled
+only when its rate changed; a stale drain event carries an old version and is skipped. Dependencies are resolved
+by the packet engine's own ``qp.complete``, so a flow waiting for others starts exactly as it would in packet
+mode: at the last one's completion plus its gap, not before its start.
 """
 
 import math
@@ -37,18 +37,24 @@ from wormhole_lab.engine.layout import (
 )
 from wormhole_lab.engine.wheel import first, free_rows, link_scheduled, push, take
 from wormhole_lab.flowlevel.jit import flow_kernel
-from wormhole_lab.flowlevel.maxmin import waterfill
+from wormhole_lab.flowlevel.maxmin import (
+    S_EPOCH,
+    S_LARGEST,
+    S_LEVELS,
+    S_N,
+    S_RECOMPUTES,
+    S_RERATED,
+    S_ROUNDS,
+    S_VISITED,
+    mark_port,
+    refill,
+    waterfill,
+)
 
 EV_DRAIN = 100  # a = flow, b = version: its last byte left at the current rate (stale if the version moved on)
 EV_COMPLETE = 101  # a = flow: the ACK of its last byte is back, a fixed latency after the drain
 
-# stats[int64]: counters the loop keeps between calls
-S_EPOCH = 0  # instants processed (marks in the scratch arrays are stamped with it)
-S_RECOMPUTES = 1  # water-filling runs
-S_RERATED = 2  # flows whose rate was recomputed, summed over runs
-S_LARGEST = 3  # most flows in one recomputed set
-S_LEVELS = 4  # filling levels, summed over runs
-S_N = 5
+__all__ = ["S_EPOCH", "S_LARGEST", "S_LEVELS", "S_N", "S_RECOMPUTES", "S_RERATED", "S_ROUNDS", "S_VISITED"]
 
 ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
 
@@ -69,13 +75,16 @@ class FlowTables(NamedTuple):
     cap: np.ndarray
     wire: np.ndarray
     latency: np.ndarray
-    # per flow: its rate, the wire bytes it had left at updated_at, and the version its drain event carries
+    # per flow: its rate, the wire bytes it had left at updated_at, the version its drain event carries, and the
+    # port that froze it in the last fill that recomputed it (its bottleneck; -1 before its first)
     rate: np.ndarray
     remaining: np.ndarray
     updated_at: np.ndarray
     version: np.ndarray
-    # scratch of one instant: marks stamped with the instant's epoch, the touched flows and ports, and
-    # waterfill's own (per port: res, cnt; per flow: frozen, fresh, share)
+    neck: np.ndarray
+    # scratch of one instant: marks stamped with the instant's epoch, the recomputed flows and the ports of the
+    # region, and the fills' own (per port: res, cnt, port_level, port_ver, dirty, dirty_mark; per flow: frozen,
+    # fresh, share, outside, seen; the heap of levels: hkey, hitem, hver, P + F + flow-port entries long)
     flow_mark: np.ndarray
     port_mark: np.ndarray
     comp_flows: np.ndarray
@@ -85,7 +94,16 @@ class FlowTables(NamedTuple):
     frozen: np.ndarray
     fresh: np.ndarray
     share: np.ndarray
-    stats: np.ndarray  # S_* counters
+    port_level: np.ndarray
+    port_ver: np.ndarray
+    dirty: np.ndarray
+    dirty_mark: np.ndarray
+    outside: np.ndarray
+    seen: np.ndarray
+    hkey: np.ndarray
+    hitem: np.ndarray
+    hver: np.ndarray
+    stats: np.ndarray  # S_* counters (maxmin.py)
 
 
 @flow_kernel
@@ -112,28 +130,25 @@ def _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos):
 
 
 @flow_kernel
-def _mark(p, epoch, port_mark, ports, n_ports):
-    """Add port ``p`` to the set of this instant unless it is in already; returns the new set size."""
-    if port_mark[p] != epoch:
-        port_mark[p] = epoch
-        ports[n_ports] = p
-        n_ports += 1
-    return n_ports
-
-
-@flow_kernel
 def run_until(t, ft, incremental, t_stop):
     """Process instants with time <= t_stop on the engine's tables ``t`` (``state.Tables``: the clock, event
     queue, flow rows, active list and dependants) and the loop's ``ft`` (``FlowTables``). Returns STOP_ALL_DONE,
     STOP_IDLE (no event left, flows unfinished), STOP_TIME or STOP_GROW (the event queue needs room: grow it and
     call again).
 
-    ``incremental`` False recomputes every active flow at every instant instead of the touched components
-    (the reference the incremental path is tested against)."""
+    ``incremental`` False water-fills every active flow at every instant (``maxmin.waterfill``, the reference
+    the incremental path is tested against) instead of ``maxmin.refill``."""
     g, events, fl, active, child_offset, children = t.g, t.events, t.fl, t.active, t.child_offset, t.children
     flow_off, flow_ports, port_off, port_flows = ft.flow_off, ft.flow_ports, ft.port_off, ft.port_flows
     port_cnt, entry_pos, wire, latency, stats = ft.port_cnt, ft.entry_pos, ft.wire, ft.latency, ft.stats
-    rate, remaining, updated_at, version, share = ft.rate, ft.remaining, ft.updated_at, ft.version, ft.share
+    rate, remaining, updated_at, version, share, neck = (
+        ft.rate,
+        ft.remaining,
+        ft.updated_at,
+        ft.version,
+        ft.share,
+        ft.neck,
+    )
     flow_mark, port_mark, comp_flows, comp_ports = ft.flow_mark, ft.port_mark, ft.comp_flows, ft.comp_ports
     n = fl.shape[0]
     n_all_ports = port_cnt.shape[0]
@@ -172,6 +187,7 @@ def run_until(t, ft, incremental, t_stop):
                 remaining[f] = wire[f]
                 rate[f] = 0.0
                 updated_at[f] = now
+                neck[f] = -1
                 _join(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos)
             elif kind == EV_DRAIN:
                 _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos)
@@ -185,27 +201,27 @@ def run_until(t, ft, incremental, t_stop):
                 qp.complete(g, events, fl, active, child_offset, children, f, now)
                 continue  # a completion frees no capacity: the drain did
             for e in range(flow_off[f], flow_off[f + 1]):
-                n_ports = _mark(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
-        if not incremental and n_ports > 0:
+                n_ports = mark_port(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
+        if n_ports == 0:
+            continue
+        if incremental:
+            n_flows = refill(ft, n_ports, epoch)
+        else:  # every active flow and port (with the port lists, every flow reachable from the active ports)
             for p in range(n_all_ports):
                 if port_cnt[p] > 0:
-                    n_ports = _mark(p, epoch, port_mark, comp_ports, n_ports)
-        # the touched set: every flow reachable from the marked ports, and every port of those flows
-        n_flows, i = 0, 0
-        while i < n_ports:
-            p = comp_ports[i]
-            i += 1
-            for j in range(port_off[p], port_off[p] + port_cnt[p]):
-                f = port_flows[j]
-                if flow_mark[f] != epoch:
-                    flow_mark[f] = epoch
-                    comp_flows[n_flows] = f
-                    n_flows += 1
-                    for e in range(flow_off[f], flow_off[f + 1]):
-                        n_ports = _mark(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
+                    n_ports = mark_port(p, epoch, port_mark, comp_ports, n_ports)
+            n_flows = 0
+            for i in range(n_ports):
+                p = comp_ports[i]
+                for j in range(port_off[p], port_off[p] + port_cnt[p]):
+                    f = port_flows[j]
+                    if flow_mark[f] != epoch:
+                        flow_mark[f] = epoch
+                        comp_flows[n_flows] = f
+                        n_flows += 1
+            stats[S_LEVELS] += waterfill(ft, n_flows, n_ports, epoch)
         if n_flows == 0:
             continue
-        stats[S_LEVELS] += waterfill(ft, n_flows, n_ports, epoch)
         stats[S_RECOMPUTES] += 1
         stats[S_RERATED] += n_flows
         stats[S_LARGEST] = max(stats[S_LARGEST], n_flows)

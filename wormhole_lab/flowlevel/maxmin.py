@@ -9,6 +9,16 @@ import numpy as np
 
 from wormhole_lab.flowlevel.jit import flow_kernel
 
+# stats[int64]: counters the loop keeps between calls
+S_EPOCH = 0  # the stamp counter: each instant and each fill round takes the next value (marks in the scratch arrays)
+S_RECOMPUTES = 1  # instants whose rates were recomputed
+S_RERATED = 2  # flows whose rate was recomputed, summed over recomputations
+S_LARGEST = 3  # most flows in one recomputed set
+S_LEVELS = 4  # filling levels, summed over runs (waterfill only)
+S_ROUNDS = 5  # fills of a region (refill: one per recomputation, plus one per time the set grew)
+S_VISITED = 6  # flows a fill went through (the set and the flows on its ports held at their rates), summed
+S_N = 7
+
 
 @flow_kernel
 def waterfill(ft, n_flows, n_ports, epoch):
@@ -55,3 +65,205 @@ def waterfill(ft, n_flows, n_ports, epoch):
         left -= k
         levels += 1
     return levels
+
+
+@flow_kernel
+def mark_port(p, epoch, port_mark, ports, n_ports):
+    """Add port ``p`` to ``ports[:n_ports]`` unless it is in already (``port_mark[p] == epoch``); returns the new
+    size."""
+    if port_mark[p] != epoch:
+        port_mark[p] = epoch
+        ports[n_ports] = p
+        n_ports += 1
+    return n_ports
+
+
+@flow_kernel
+def _push(hkey, hitem, hver, size, key, item, ver):
+    """Push (key, item, ver) on the binary min-heap of ``size`` entries; returns the new size."""
+    i = size
+    while i > 0:
+        parent = (i - 1) >> 1
+        if hkey[parent] <= key:
+            break
+        hkey[i], hitem[i], hver[i] = hkey[parent], hitem[parent], hver[parent]
+        i = parent
+    hkey[i], hitem[i], hver[i] = key, item, ver
+    return size + 1
+
+
+@flow_kernel
+def _pop(hkey, hitem, hver, size):
+    """Drop the heap's smallest entry (read it at index 0 first); returns the new size."""
+    size -= 1
+    key, item, ver = hkey[size], hitem[size], hver[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and hkey[c + 1] < hkey[c]:
+            c += 1
+        if hkey[c] >= key:
+            break
+        hkey[i], hitem[i], hver[i] = hkey[c], hitem[c], hver[c]
+        i = c
+    if size > 0:
+        hkey[i], hitem[i], hver[i] = key, item, ver
+    return size
+
+
+@flow_kernel
+def _add_flow(f, epoch, ft, n_flows, n_ports):
+    """Put flow ``f`` in the recomputed set and its ports in the region; returns the new sizes."""
+    ft.flow_mark[f] = epoch
+    ft.comp_flows[n_flows] = f
+    for e in range(ft.flow_off[f], ft.flow_off[f + 1]):
+        n_ports = mark_port(ft.flow_ports[e], epoch, ft.port_mark, ft.comp_ports, n_ports)
+    return n_flows + 1, n_ports
+
+
+@flow_kernel
+def _fill_region(ft, n_ports, epoch, stamp):
+    """One water-filling of the region (``ft.comp_ports[:n_ports]``) with the flows outside the recomputed set
+    (``flow_mark != epoch``) held at their rates; returns the number of those outside flows, listed in
+    ``ft.outside``.
+
+    The same levels in the same order as ``waterfill`` on the whole graph: a port's share is its residual capacity
+    over its unfrozen flows, the smallest share left is the next level, and every port at exactly that share
+    freezes its unfrozen flows, each of which then subtracts the level from its ports. Only the region's ports are
+    kept, so a flow outside the set, whose bottleneck may lie outside the region, freezes at its own rate instead:
+    it is a heap entry of that key beside the ports' shares. The heap pops the levels in the order ``waterfill``'s
+    scans find them (a port's entry is stale once its version moved on), so where the outside flows' rates are
+    what the whole graph gives, so are every other rate and port level, to the bit. ``share[f]`` receives each
+    flow's level, ``port_level[p]`` the level at which port p froze (-1: never, it was not a bottleneck), and a
+    flow of the set records the port that froze it in ``neck``."""
+    ports, flow_off, flow_ports, port_off, port_flows = (
+        ft.comp_ports,
+        ft.flow_off,
+        ft.flow_ports,
+        ft.port_off,
+        ft.port_flows,
+    )
+    port_cnt, cap, res, cnt, frozen, fresh, share = ft.port_cnt, ft.cap, ft.res, ft.cnt, ft.frozen, ft.fresh, ft.share
+    flow_mark, port_mark, port_level, port_ver, neck = ft.flow_mark, ft.port_mark, ft.port_level, ft.port_ver, ft.neck
+    hkey, hitem, hver, dirty, dirty_mark, outside, seen, rate = (
+        ft.hkey,
+        ft.hitem,
+        ft.hver,
+        ft.dirty,
+        ft.dirty_mark,
+        ft.outside,
+        ft.seen,
+        ft.rate,
+    )
+    n_all = port_cnt.shape[0]
+    size = 0
+    for i in range(n_ports):
+        p = ports[i]
+        res[p] = cap[p]
+        cnt[p] = port_cnt[p]
+        port_level[p] = -1.0
+        port_ver[p] += 1
+        if cnt[p] > 0:
+            size = _push(hkey, hitem, hver, size, res[p] / cnt[p], p, port_ver[p])
+    n_out = 0
+    for i in range(n_ports):
+        p = ports[i]
+        for j in range(port_off[p], port_off[p] + port_cnt[p]):
+            g = port_flows[j]
+            if flow_mark[g] != epoch and seen[g] != stamp:
+                seen[g] = stamp
+                outside[n_out] = g
+                n_out += 1
+                size = _push(hkey, hitem, hver, size, rate[g], n_all + g, 0)
+    while size > 0:
+        level = hkey[0]
+        k = 0
+        while size > 0 and hkey[0] == level:
+            item, ver = hitem[0], hver[0]
+            size = _pop(hkey, hitem, hver, size)
+            if item >= n_all:  # an outside flow at its own rate
+                g = item - n_all
+                if frozen[g] != stamp:
+                    frozen[g] = stamp
+                    share[g] = level
+                    fresh[k] = g
+                    k += 1
+            elif ver == port_ver[item]:
+                port_level[item] = level
+                for j in range(port_off[item], port_off[item] + port_cnt[item]):
+                    f = port_flows[j]
+                    if frozen[f] != stamp:
+                        frozen[f] = stamp
+                        share[f] = level
+                        fresh[k] = f
+                        k += 1
+                        if flow_mark[f] == epoch:
+                            neck[f] = item
+        n_dirty = 0
+        for i in range(k):
+            f = fresh[i]
+            for j in range(flow_off[f], flow_off[f + 1]):
+                q = flow_ports[j]
+                if port_mark[q] == epoch:
+                    res[q] = max(res[q] - level, 0.0)  # as waterfill: rounding must not leave a negative share
+                    cnt[q] -= 1
+                    if dirty_mark[q] != stamp:
+                        dirty_mark[q] = stamp
+                        dirty[n_dirty] = q
+                        n_dirty += 1
+        for i in range(n_dirty):
+            q = dirty[i]
+            dirty_mark[q] = 0
+            port_ver[q] += 1
+            if cnt[q] > 0:
+                size = _push(hkey, hitem, hver, size, res[q] / cnt[q], q, port_ver[q])
+    return n_out
+
+
+@flow_kernel
+def refill(ft, n_changed, epoch):
+    """Max-min rates after the flows on ``ft.comp_ports[:n_changed]`` changed (flows started or drained there;
+    marked ``port_mark == epoch``), recomputing only the flows whose rate can change. Returns the size of that
+    set, ``ft.comp_flows[:n]`` (marked ``flow_mark == epoch``), whose new rates are in ``ft.share``; every other
+    active flow keeps its rate.
+
+    Every active flow remembers the port that froze it (``neck``): there it was at the largest rate and the port
+    was full. The set starts with the new flows and the flows whose bottleneck is a changed port; the region is
+    the ports of the set and the changed ports. ``_fill_region`` fills the region with the other flows on it
+    held at their rates. Such a flow keeps its rate if the fill froze it at that rate and its bottleneck, if in
+    the region, froze at that same level: then every flow still has a full port where it has the largest rate,
+    which is the max-min allocation (it is unique), and the fill met the levels in the order a whole water-filling
+    meets them. Otherwise the flow joins the set, its ports the region, and the region is filled again; at worst
+    the set becomes the whole connected component, which is the whole recomputation."""
+    flow_mark, port_off, port_flows, port_cnt, neck = ft.flow_mark, ft.port_off, ft.port_flows, ft.port_cnt, ft.neck
+    share, rate, port_mark, port_level, outside, stats = (
+        ft.share,
+        ft.rate,
+        ft.port_mark,
+        ft.port_level,
+        ft.outside,
+        ft.stats,
+    )
+    n_flows, n_ports = 0, n_changed
+    for i in range(n_changed):
+        p = ft.comp_ports[i]
+        for j in range(port_off[p], port_off[p] + port_cnt[p]):
+            f = port_flows[j]
+            if flow_mark[f] != epoch and (neck[f] == p or neck[f] < 0):
+                n_flows, n_ports = _add_flow(f, epoch, ft, n_flows, n_ports)
+    while True:
+        stats[S_EPOCH] += 1  # later than any stamp or epoch in the scratch arrays
+        stats[S_ROUNDS] += 1
+        n_out = _fill_region(ft, n_ports, epoch, stats[S_EPOCH])
+        stats[S_VISITED] += n_flows + n_out
+        grown = False
+        for i in range(n_out):
+            g = outside[i]
+            b = neck[g]
+            if share[g] != rate[g] or b < 0 or (port_mark[b] == epoch and port_level[b] != rate[g]):
+                n_flows, n_ports = _add_flow(g, epoch, ft, n_flows, n_ports)
+                grown = True
+        if not grown:
+            return n_flows

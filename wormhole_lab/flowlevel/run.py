@@ -61,7 +61,7 @@ def check_state(state: EngineState) -> None:
 class FlowLevel:
     """Flow-level mode on a freshly prepared engine state: ``advance(t)`` runs it, ``finish()`` records what each
     flow delivered, ``attrs()`` what the run did. ``incremental=False`` recomputes every active flow at every
-    instant (slower; the tests compare it with the incremental default)."""
+    instant with the plain water-filling (slower; the tests compare it with the incremental default)."""
 
     def __init__(self, state: EngineState, incremental: bool = True):
         check_state(state)
@@ -83,14 +83,18 @@ class FlowLevel:
         wire, latency = np.zeros(n), np.zeros(n, dtype=np.int64)
         flow_terms(fl, state.pt, state.path_ports, state.ci, cap, eta, wire, latency)
         i64, entries = np.int64, len(owner)
+        heap = n_ports + n + entries + 1  # a fill pushes each port and outside flow once, then a port per subtraction
         # the rate state and scratch for one instant are allocated here: kernels never allocate
         self.tables = loop.FlowTables(
             flow_off=flow_off, flow_ports=flow_ports, port_off=port_off, port_flows=np.zeros(entries, i64),
             port_cnt=np.zeros(n_ports, i64), entry_pos=np.zeros(entries, i64), cap=cap, wire=wire, latency=latency,
             rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64), version=np.zeros(n, i64),
-            flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64), comp_flows=np.zeros(n, i64),
-            comp_ports=np.zeros(n_ports, i64), res=np.zeros(n_ports), cnt=np.zeros(n_ports, i64),
-            frozen=np.zeros(n, i64), fresh=np.zeros(n, i64), share=np.zeros(n), stats=np.zeros(loop.S_N, i64),
+            neck=np.full(n, -1, i64), flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64),
+            comp_flows=np.zeros(n, i64), comp_ports=np.zeros(n_ports, i64), res=np.zeros(n_ports),
+            cnt=np.zeros(n_ports, i64), frozen=np.zeros(n, i64), fresh=np.zeros(n, i64), share=np.zeros(n),
+            port_level=np.zeros(n_ports), port_ver=np.zeros(n_ports, i64), dirty=np.zeros(n_ports, i64),
+            dirty_mark=np.zeros(n_ports, i64), outside=np.zeros(n, i64), seen=np.zeros(n, i64),
+            hkey=np.zeros(heap), hitem=np.zeros(heap, i64), hver=np.zeros(heap, i64), stats=np.zeros(loop.S_N, i64),
         )  # fmt: skip
 
     def advance(self, t_stop_ps: int) -> str:
@@ -117,6 +121,8 @@ class FlowLevel:
             "flows_rerated": int(stats[loop.S_RERATED]),
             "largest_recomputed_set": int(stats[loop.S_LARGEST]),
             "filling_levels": int(stats[loop.S_LEVELS]),
+            "fill_rounds": int(stats[loop.S_ROUNDS]),
+            "flows_visited": int(stats[loop.S_VISITED]),
             "incremental": int(self.incremental),
             "telemetry": TELEMETRY_NOTE,
         }
