@@ -9,21 +9,17 @@ import pytest
 from bokeh.models import Legend, Plot
 
 from wormhole_lab.engine.presets import preset
-from wormhole_lab.errors import InputError
 from wormhole_lab.scenarios import fat_tree_permutation
+from wormhole_lab.scenarios.teaching import (
+    LIVE_TELEMETRY,
+    incast,
+    repeated_incast,
+)
 from wormhole_lab.simulation import Scenario
 from wormhole_lab.topology.builders import star
 from wormhole_lab.viz import LiveRun, cca_plots, flow_states, memo_panel, partition_graph, timeline
 from wormhole_lab.viz.analysis import jain_index, steady_band, steady_flags, theta_bound
 from wormhole_lab.viz.components import FRAME_WIDTH, TITLE_CHARS
-from wormhole_lab.viz.scenarios import (
-    LIVE_TELEMETRY,
-    incast,
-    parking_lot,
-    repeated_incast,
-    staggered,
-    teaching_scenario,
-)
 from wormhole_lab.viz.style import EDGE_COLORS
 from wormhole_lab.workload.flows import make_flows
 from wormhole_lab.wormhole.settings import WormholeConfig
@@ -183,20 +179,6 @@ def test_steady_detector_and_band_follow_the_kernel_criterion():
     assert jain_index([1, 1, 1]) == pytest.approx(1) and jain_index([1, 0, np.nan]) == pytest.approx(1)
     assert jain_index([3, 1]) == pytest.approx(16 / 20)
     assert theta_bound(4, 100e9, 8e-6) == dctcp_theta_bound(4, 100e9, 8e-6)
-
-
-def test_teaching_scenarios_are_small_and_check_their_inputs():
-    for make in (incast, staggered, parking_lot):
-        scenario = make(n=3)
-        assert 3 <= len(scenario.flows) <= 5
-    lot = parking_lot(n=2)
-    assert lot.topology.n_links == 2 * 2 + 4 + 2 and list(lot.flows.phase) == ["long", "long", "cross1", "cross2"]
-    with pytest.raises(InputError, match="n must be"):
-        incast(n=0)
-    with pytest.raises(InputError, match="unknown scenario"):
-        teaching_scenario("ring")
-    with pytest.raises(InputError, match="INT cannot encode"):
-        incast(cca="hp", link_gbps=40)
 
 
 # --- the static components' layout: legends beside the data, titles whole, colours and shapes that mean one thing

@@ -7,6 +7,7 @@ import struct
 import pytest
 
 from wormhole_lab.errors import InputError
+from wormhole_lab.scenarios.teaching import incast, repeated_incast
 from wormhole_lab.viz import LiveRun, export, timeline
 from wormhole_lab.viz.figures import (
     compare_modes,
@@ -18,7 +19,6 @@ from wormhole_lab.viz.figures import (
     speedup_vs_scale,
     theta_l_sensitivity,
 )
-from wormhole_lab.viz.scenarios import incast, repeated_incast
 from wormhole_lab.viz.style import WIDTHS
 
 

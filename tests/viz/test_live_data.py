@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from wormhole_lab.scenarios.teaching import incast, repeated_incast
 from wormhole_lab.viz.analysis import convergence_time_ps, fairness_series, steady_band, steady_flags, steady_params
 from wormhole_lab.viz.feed import ThinnedTable
 from wormhole_lab.viz.live import LiveRun
 from wormhole_lab.viz.live_data import MemoFeed, SeriesFeed, SkipFeed, flag_steady
-from wormhole_lab.viz.scenarios import incast, repeated_incast
 
 
 @pytest.fixture(scope="module")
@@ -120,4 +120,3 @@ def test_skips_come_once_when_final_and_memo_counters_stream():
     assert strips["fastforward"] == sum(not w.memo for w in windows)
     hits = memo.table.column("hits")
     assert memo.table.column("time")[0] == 0 and hits[0] == 0 and hits[-1] == run.flows.attrs["memo_hits"]
-

@@ -11,9 +11,9 @@ import pytest
 from bokeh.document import Document
 from bokeh.document.events import ColumnDataChangedEvent, ColumnsPatchedEvent, ColumnsStreamedEvent
 
+from wormhole_lab.scenarios.teaching import incast, repeated_incast
 from wormhole_lab.viz.live import LiveRun
 from wormhole_lab.viz.live_views import ExplorerView, LessonView
-from wormhole_lab.viz.scenarios import incast, repeated_incast
 
 
 class Page:

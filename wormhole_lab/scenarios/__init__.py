@@ -1,4 +1,9 @@
-"""Built-in scenarios: ready-made clusters and traffic for the CLI, tests and notebooks."""
+"""Scenario builders: ready-made clusters and traffic, for the CLI, notebooks, apps and tests alike.
+
+Here, the built-in fat-tree permutation (the CLI's default scenario); ``teaching``: small scenarios of a few flows
+for live plots (incast, staggered flows, parking lot); ``training``: training iterations of the model presets and
+SimAI files, shrunk by a size scale to run interactively. The views in ``wormhole_lab.viz`` build none of their own.
+"""
 
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.simulation import Scenario

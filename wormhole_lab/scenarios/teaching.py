@@ -4,7 +4,7 @@ Every builder takes the congestion control by preset name (``dcqcn``, ``hp``, ``
 the link speed in Gb/s (one speed for every link, so every port has an ECN threshold) and optional
 ``EngineConfig`` overrides (``**changes``, e.g. ``kmin_bytes=...``). Bad values raise ``InputError``
 before anything runs. Telemetry samples every microsecond in short chunks, so that a live view
-(``viz.live.LiveRun``) gets a new chunk every ``chunk_samples`` microseconds of simulated time.
+(``wormhole_lab.viz.LiveRun``) gets a new chunk every ``chunk_samples`` microseconds of simulated time.
 """
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Training workloads for the explorer: model presets and SimAI files, shrunk by a size scale to run interactively.
+"""Training scenarios: model presets and SimAI files, shrunk by a size scale to run interactively (the explorer's).
 
 ``model_scenario("GPT-7B", 64, "hp", 0.01)`` is one iteration of a Table 1 preset (``workload.llm.gpt_job``) with
 flow bytes and compute times multiplied by the scale, so the iteration keeps its shape (the ratio of

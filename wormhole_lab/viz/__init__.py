@@ -2,7 +2,7 @@
 
 ``LiveRun`` advances a Simulation a chunk at a time and records what the views need; ``timeline``,
 ``cca_plots``, ``partition_graph`` and ``memo_panel`` draw it; ``export`` writes PNG/PDF/SVG in the
-paper style (``style``); ``figures`` has the paper's figures; ``scenarios`` small teaching scenarios.
+paper style (``style``); ``figures`` has the paper's figures. Scenarios come from ``wormhole_lab.scenarios``.
 """
 
 import holoviews as hv

@@ -18,14 +18,20 @@ import param
 
 from wormhole_lab.errors import InputError
 from wormhole_lab.results import audit_summary
+from wormhole_lab.scenarios.teaching import incast, parking_lot, repeated_incast, staggered
+from wormhole_lab.scenarios.training import (
+    GPU_COUNTS,
+    MODELS,
+    default_workload_folder,
+    model_scenario,
+    simai_files,
+    simai_scenario,
+)
 from wormhole_lab.simulation import Scenario
 from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
 from wormhole_lab.viz.figures import compare_modes
-from wormhole_lab.viz.jobs import GPU_COUNTS, MODELS, default_workload_folder, model_scenario, simai_files
-from wormhole_lab.viz.jobs import simai_scenario as simai_scenario  # also imported from here by notebooks
 from wormhole_lab.viz.live import LiveRun, skip_counts
 from wormhole_lab.viz.live_views import ExplorerView
-from wormhole_lab.viz.scenarios import incast, parking_lot, repeated_incast, staggered
 from wormhole_lab.viz.style import LINE_COLORS
 from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig

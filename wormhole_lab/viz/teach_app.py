@@ -9,12 +9,12 @@ import panel as pn
 import param
 from bokeh.models import DataRange1d
 
+from wormhole_lab.scenarios.teaching import SCENARIOS, teaching_scenario
 from wormhole_lab.topology.routing import Routes
 from wormhole_lab.viz.analysis import theta_bound
 from wormhole_lab.viz.app_base import LiveDriver, PlotSlot, app_page
 from wormhole_lab.viz.live import LiveRun, skip_counts
 from wormhole_lab.viz.live_views import LessonView
-from wormhole_lab.viz.scenarios import SCENARIOS, teaching_scenario
 
 CCAS = {"DCQCN": "dcqcn", "HPCC": "hp", "TIMELY": "timely", "DCTCP": "dctcp"}
 CCA_NAMES = {"dcqcn": "DCQCN", "hpcc": "HPCC", "timely": "TIMELY", "dctcp": "DCTCP"}  # by EngineConfig.cca
