@@ -82,6 +82,9 @@ class FlowTables(NamedTuple):
     updated_at: np.ndarray
     version: np.ndarray
     neck: np.ndarray
+    # per port: the sum of its flows' rates, and how many active flows have it as their bottleneck
+    load: np.ndarray
+    neck_cnt: np.ndarray
     # scratch of one instant: marks stamped with the instant's epoch, the recomputed flows and the ports of the
     # region, and the fills' own (per port: res, cnt, port_level, port_ver, dirty, dirty_mark; per flow: frozen,
     # fresh, share, outside, seen; the heap of levels: hkey, hitem, hver, P + F + flow-port entries long)
@@ -100,6 +103,12 @@ class FlowTables(NamedTuple):
     dirty_mark: np.ndarray
     outside: np.ndarray
     seen: np.ndarray
+    changed: np.ndarray
+    changed_mark: np.ndarray
+    loose: np.ndarray
+    loose_mark: np.ndarray
+    delta: np.ndarray
+    prev_neck: np.ndarray
     hkey: np.ndarray
     hitem: np.ndarray
     hver: np.ndarray
@@ -150,6 +159,7 @@ def run_until(t, ft, incremental, t_stop):
         ft.neck,
     )
     flow_mark, port_mark, comp_flows, comp_ports = ft.flow_mark, ft.port_mark, ft.comp_flows, ft.comp_ports
+    load, neck_cnt, changed, changed_mark = ft.load, ft.neck_cnt, ft.changed, ft.changed_mark
     n = fl.shape[0]
     n_all_ports = port_cnt.shape[0]
     link_scheduled(g, events)
@@ -168,7 +178,7 @@ def run_until(t, ft, incremental, t_stop):
         g[G_NOW] = now
         stats[S_EPOCH] += 1
         epoch = stats[S_EPOCH]
-        n_ports = 0
+        n_changed = 0
         while True:
             r = first(g, events)
             if r < 0 or events[r, E_TIME] != now:
@@ -191,6 +201,12 @@ def run_until(t, ft, incremental, t_stop):
                 _join(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos)
             elif kind == EV_DRAIN:
                 _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos)
+                for e in range(flow_off[f], flow_off[f + 1]):
+                    q = flow_ports[e]
+                    load[q] = load[q] - rate[f] if port_cnt[q] > 0 else 0.0  # an empty port sheds the drift
+                if neck[f] >= 0:
+                    neck_cnt[neck[f]] -= 1
+                    neck[f] = -1
                 remaining[f] = 0.0
                 rate[f] = 0.0
                 version[f] += 1
@@ -201,12 +217,13 @@ def run_until(t, ft, incremental, t_stop):
                 qp.complete(g, events, fl, active, child_offset, children, f, now)
                 continue  # a completion frees no capacity: the drain did
             for e in range(flow_off[f], flow_off[f + 1]):
-                n_ports = mark_port(flow_ports[e], epoch, port_mark, comp_ports, n_ports)
-        if n_ports == 0:
+                n_changed = mark_port(flow_ports[e], epoch, changed_mark, changed, n_changed)
+        if n_changed == 0:
             continue
         if incremental:
-            n_flows = refill(ft, n_ports, epoch)
+            n_flows = refill(ft, n_changed, epoch)
         else:  # every active flow and port (with the port lists, every flow reachable from the active ports)
+            n_ports = 0
             for p in range(n_all_ports):
                 if port_cnt[p] > 0:
                     n_ports = mark_port(p, epoch, port_mark, comp_ports, n_ports)
@@ -231,6 +248,8 @@ def run_until(t, ft, incremental, t_stop):
                 continue  # untouched, as if its component had not been recomputed
             remaining[f] = max(remaining[f] - rate[f] * (now - updated_at[f]), 0.0)
             updated_at[f] = now
+            for e in range(flow_off[f], flow_off[f + 1]):
+                load[flow_ports[e]] += share[f] - rate[f]
             rate[f] = share[f]
             version[f] += 1
             push(g, events, now + math.ceil(remaining[f] / rate[f]), EV_DRAIN, f, version[f])

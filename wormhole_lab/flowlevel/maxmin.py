@@ -19,6 +19,8 @@ S_ROUNDS = 5  # fills of a region (refill: one per recomputation, plus one per t
 S_VISITED = 6  # flows a fill went through (the set and the flows on its ports held at their rates), summed
 S_N = 7
 
+LOOSE_MARGIN = 1e-9  # a port loaded within this share of its capacity counts as full (float sums drift)
+
 
 @flow_kernel
 def waterfill(ft, n_flows, n_ports, epoch):
@@ -114,13 +116,41 @@ def _pop(hkey, hitem, hver, size):
 
 
 @flow_kernel
-def _add_flow(f, epoch, ft, n_flows, n_ports):
-    """Put flow ``f`` in the recomputed set and its ports in the region; returns the new sizes."""
+def _add_flow(f, epoch, ft, n_flows, n_ports, n_loose):
+    """Put flow ``f`` in the recomputed set, its tight ports in the region and its loose ports on the loose list;
+    returns the new sizes. A port is tight when it is an active flow's bottleneck (``neck_cnt``) or was made
+    tight during this instant. A flow with no tight port gets its port of least spare capacity per flow tight,
+    so that the fill freezes it somewhere (where it will likely be held)."""
+    port_mark, neck_cnt, loose_mark, cap, load, port_cnt = (
+        ft.port_mark,
+        ft.neck_cnt,
+        ft.loose_mark,
+        ft.cap,
+        ft.load,
+        ft.port_cnt,
+    )
     ft.flow_mark[f] = epoch
     ft.comp_flows[n_flows] = f
+    ft.prev_neck[f] = ft.neck[f]
+    tight, best, best_share = False, -1, np.inf
     for e in range(ft.flow_off[f], ft.flow_off[f + 1]):
-        n_ports = mark_port(ft.flow_ports[e], epoch, ft.port_mark, ft.comp_ports, n_ports)
-    return n_flows + 1, n_ports
+        q = ft.flow_ports[e]
+        if port_mark[q] == epoch:
+            tight = True
+        elif neck_cnt[q] > 0:
+            n_ports = mark_port(q, epoch, port_mark, ft.comp_ports, n_ports)
+            tight = True
+        else:
+            if loose_mark[q] != epoch:
+                loose_mark[q] = epoch
+                ft.loose[n_loose] = q
+                n_loose += 1
+            spare = (cap[q] - load[q]) / port_cnt[q]
+            if spare < best_share:
+                best, best_share = q, spare
+    if not tight:
+        n_ports = mark_port(best, epoch, port_mark, ft.comp_ports, n_ports)
+    return n_flows + 1, n_ports, n_loose
 
 
 @flow_kernel
@@ -224,35 +254,54 @@ def _fill_region(ft, n_ports, epoch, stamp):
 
 @flow_kernel
 def refill(ft, n_changed, epoch):
-    """Max-min rates after the flows on ``ft.comp_ports[:n_changed]`` changed (flows started or drained there;
-    marked ``port_mark == epoch``), recomputing only the flows whose rate can change. Returns the size of that
-    set, ``ft.comp_flows[:n]`` (marked ``flow_mark == epoch``), whose new rates are in ``ft.share``; every other
-    active flow keeps its rate.
+    """Max-min rates after the flows on the ports ``ft.changed[:n_changed]`` changed (flows started or drained
+    there), recomputing only the flows whose rate can change. Returns the size of that set, ``ft.comp_flows[:n]``
+    (marked ``flow_mark == epoch``), whose new rates are in ``ft.share``; every other active flow keeps its rate.
 
-    Every active flow remembers the port that froze it (``neck``): there it was at the largest rate and the port
-    was full. The set starts with the new flows and the flows whose bottleneck is a changed port; the region is
-    the ports of the set and the changed ports. ``_fill_region`` fills the region with the other flows on it
-    held at their rates. Such a flow keeps its rate if the fill froze it at that rate and its bottleneck, if in
-    the region, froze at that same level: then every flow still has a full port where it has the largest rate,
-    which is the max-min allocation (it is unique), and the fill met the levels in the order a whole water-filling
-    meets them. Otherwise the flow joins the set, its ports the region, and the region is filled again; at worst
-    the set becomes the whole connected component, which is the whole recomputation."""
+    Every active flow remembers the port that froze it (``neck``, counted per port in ``neck_cnt``): there it had
+    the largest rate and the port was full. Ports are tight (some flow's bottleneck) or loose. The set starts
+    with the new flows and the flows whose bottleneck is a changed port; the region is the tight ports of the
+    set's flows and of the changed ports. ``_fill_region`` fills the region with the other flows on it held at
+    their rates; loose ports are left out of the fill. Then:
+
+    - a flow held at its rate keeps it if the fill froze it at that rate and its bottleneck, if in the region,
+      froze at that same level (so it still has a full port where it has the largest rate); otherwise it joins
+      the set and its ports the region;
+    - a loose port stays out if its load (``load``: the sum of its flows' rates, kept as rates change) with the
+      set's new rates stays below its capacity by a margin: a port that is not full is no flow's bottleneck, and
+      removing it changes neither the max-min allocation nor any filling level; otherwise it becomes tight.
+
+    When neither grew the set or region, every flow has a full port where it has the largest rate, which is the
+    max-min allocation (it is unique), and the fill met the levels in the order a whole water-filling meets them;
+    otherwise the region is filled again. At worst the set becomes the whole connected component, which is the
+    whole recomputation."""
     flow_mark, port_off, port_flows, port_cnt, neck = ft.flow_mark, ft.port_off, ft.port_flows, ft.port_cnt, ft.neck
-    share, rate, port_mark, port_level, outside, stats = (
-        ft.share,
-        ft.rate,
-        ft.port_mark,
-        ft.port_level,
-        ft.outside,
-        ft.stats,
+    share, rate, port_mark, port_level, outside = ft.share, ft.rate, ft.port_mark, ft.port_level, ft.outside
+    flow_off, flow_ports, comp_flows, loose, delta, load, cap = (
+        ft.flow_off,
+        ft.flow_ports,
+        ft.comp_flows,
+        ft.loose,
+        ft.delta,
+        ft.load,
+        ft.cap,
     )
-    n_flows, n_ports = 0, n_changed
+    stats, neck_cnt, loose_mark = ft.stats, ft.neck_cnt, ft.loose_mark
+    n_flows, n_ports, n_loose = 0, 0, 0
     for i in range(n_changed):
-        p = ft.comp_ports[i]
+        p = ft.changed[i]
+        if neck_cnt[p] > 0:
+            n_ports = mark_port(p, epoch, port_mark, ft.comp_ports, n_ports)
+        elif loose_mark[p] != epoch:
+            loose_mark[p] = epoch
+            loose[n_loose] = p
+            n_loose += 1
+    for i in range(n_changed):
+        p = ft.changed[i]
         for j in range(port_off[p], port_off[p] + port_cnt[p]):
             f = port_flows[j]
             if flow_mark[f] != epoch and (neck[f] == p or neck[f] < 0):
-                n_flows, n_ports = _add_flow(f, epoch, ft, n_flows, n_ports)
+                n_flows, n_ports, n_loose = _add_flow(f, epoch, ft, n_flows, n_ports, n_loose)
     while True:
         stats[S_EPOCH] += 1  # later than any stamp or epoch in the scratch arrays
         stats[S_ROUNDS] += 1
@@ -263,7 +312,25 @@ def refill(ft, n_changed, epoch):
             g = outside[i]
             b = neck[g]
             if share[g] != rate[g] or b < 0 or (port_mark[b] == epoch and port_level[b] != rate[g]):
-                n_flows, n_ports = _add_flow(g, epoch, ft, n_flows, n_ports)
+                n_flows, n_ports, n_loose = _add_flow(g, epoch, ft, n_flows, n_ports, n_loose)
+                grown = True
+        for i in range(n_loose):
+            delta[loose[i]] = 0.0
+        for i in range(n_flows):
+            f = comp_flows[i]
+            d = share[f] - rate[f]
+            for e in range(flow_off[f], flow_off[f + 1]):
+                delta[flow_ports[e]] += d  # read for loose ports only
+        for i in range(n_loose):
+            q = loose[i]
+            if port_mark[q] != epoch and load[q] + delta[q] > cap[q] * (1.0 - LOOSE_MARGIN):
+                n_ports = mark_port(q, epoch, port_mark, ft.comp_ports, n_ports)
                 grown = True
         if not grown:
-            return n_flows
+            break
+    for i in range(n_flows):
+        f = comp_flows[i]
+        if ft.prev_neck[f] >= 0:
+            neck_cnt[ft.prev_neck[f]] -= 1
+        neck_cnt[neck[f]] += 1
+    return n_flows

@@ -89,11 +89,14 @@ class FlowLevel:
             flow_off=flow_off, flow_ports=flow_ports, port_off=port_off, port_flows=np.zeros(entries, i64),
             port_cnt=np.zeros(n_ports, i64), entry_pos=np.zeros(entries, i64), cap=cap, wire=wire, latency=latency,
             rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64), version=np.zeros(n, i64),
-            neck=np.full(n, -1, i64), flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64),
+            neck=np.full(n, -1, i64), load=np.zeros(n_ports), neck_cnt=np.zeros(n_ports, i64),
+            flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64),
             comp_flows=np.zeros(n, i64), comp_ports=np.zeros(n_ports, i64), res=np.zeros(n_ports),
             cnt=np.zeros(n_ports, i64), frozen=np.zeros(n, i64), fresh=np.zeros(n, i64), share=np.zeros(n),
             port_level=np.zeros(n_ports), port_ver=np.zeros(n_ports, i64), dirty=np.zeros(n_ports, i64),
             dirty_mark=np.zeros(n_ports, i64), outside=np.zeros(n, i64), seen=np.zeros(n, i64),
+            changed=np.zeros(n_ports, i64), changed_mark=np.zeros(n_ports, i64), loose=np.zeros(n_ports, i64),
+            loose_mark=np.zeros(n_ports, i64), delta=np.zeros(n_ports), prev_neck=np.zeros(n, i64),
             hkey=np.zeros(heap), hitem=np.zeros(heap, i64), hver=np.zeros(heap, i64), stats=np.zeros(loop.S_N, i64),
         )  # fmt: skip
 
