@@ -85,6 +85,10 @@ def summary(ds) -> str:
         f"{ds.attrs['flow_table_bytes'] / 2**20:,.1f} MiB flow table: {ds.attrs['bytes_per_flow']:,.0f} B per flow, "
         f"the rest for the packets, events, ports and active flows",
     ]
+    if "job_slowdown" in ds:
+        from wormhole_lab.job_results import job_lines
+
+        lines += job_lines(ds)
     return "\n".join(lines)
 
 

@@ -9,13 +9,17 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
       n_hosts: 9                      #   arguments of topology.builders.<builder>
       host_rate_bps: 100Gbps          #   *_bps: integer bit/s or a rate text; *_ps: integer ps or a time text
     # topology: {file: topology.txt}  # ... or an HPCC / SimAI topology file
-    flows:                            # required, exactly one source:
+    flows:                            # required (or jobs), exactly one source:
       incast: {senders: [1, 2, 3], receiver: 0, size: 1000000}
     # flows: {file: flow.txt}                          HPCC flow file
     # flows: {htsim: traffic.cm, start_unit: us}       htsim connection matrix (start_unit: ps | ns | us)
     # flows: {permutation: {size: 1000000, seed: 1}}   every host sends to another, a random derangement
     # flows: {simai: workload.txt, tp_traffic: false}  one pass of a SimAI/AICB workload on the topology's GPUs
     # flows: {poisson: {cdf: WebSearch.txt, load: 0.3, duration: 5ms, seed: 1}}  HPCC traffic_gen's workload
+    # jobs:                           # instead of flows: several workloads on one fabric (workload/jobs.py)
+    #   - {name: a, training: {model: GPT-7B, n_gpus: 64, scale: 0.01}, placement: interleaved, iterations: 2}
+    #   - {name: bg, poisson: {cdf: WebSearch.txt, load: 0.3, duration: 1ms}, shares_gpus: true}
+    # alone: wormhole                 # with jobs: mode of each job's run alone, for its slowdown (or off)
     cca: hp                           # required: a preset of engine.presets (run.py's --cc names)
     host_bw_gbps: 100                 # optional preset argument (default 100)
     hpai_mbps: 50                     # optional, hp only
@@ -52,6 +56,7 @@ import yaml
 from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, RNG_NAMES, EngineConfig
 from wormhole_lab.engine.presets import PRESETS, preset
 from wormhole_lab.errors import InputError, read_text_file
+from wormhole_lab.job_results import ALONE_MODES
 from wormhole_lab.simulation import Scenario, _min_interval_ps
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
@@ -62,6 +67,7 @@ from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.generators import TRAINING_OPTIONS, incast, permutation, training
 from wormhole_lab.workload.hpcc_flow_format import read_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm
+from wormhole_lab.workload.jobs import PLACEMENTS, Background, FlowFile, Job, SimaiFile, Training, jobs_flows
 from wormhole_lab.workload.models import MODELS
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
@@ -79,7 +85,8 @@ BUILDERS = {
     "rail_optimized": rail_optimized,
 }
 TOP_LEVEL_KEYS = (
-    "name", "description", "topology", "flows", "cca", "host_bw_gbps", "hpai_mbps", "config", "telemetry", "wormhole",
+    "name", "description", "topology", "flows", "jobs", "alone", "cca", "host_bw_gbps", "hpai_mbps", "config",
+    "telemetry", "wormhole",
 )  # fmt: skip
 WORMHOLE_KEYS = (
     "memo",
@@ -93,10 +100,15 @@ WORMHOLE_KEYS = (
     "audit_windows",
     "tail_packets",
 )
-REQUIRED_KEYS = ("topology", "flows", "cca")
+REQUIRED_KEYS = ("topology", "cca")  # and one of "flows" and "jobs"
+JOB_SOURCES = ("training", "simai", "file", "poisson")
+JOB_KEYS = (
+    "name", *JOB_SOURCES, "n_gpus", "tp_traffic", "placement", "seed", "start", "iterations", "shares_gpus",
+)  # fmt: skip
 FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
 TRAINING_KEYS = ("model", "n_gpus", *TRAINING_OPTIONS)
+JOB_TRAINING_KEYS = (*TRAINING_KEYS, "scale")
 POISSON_KEYS = ("cdf", "load", "duration", "seed", "base_time", "like_reference")
 TELEMETRY_KEYS = (
     "interval_ps", "ports", "flows", "chunk_samples", "max_ports", "max_flows", "enabled",
@@ -325,13 +337,21 @@ class _Loader:
         if "description" in doc:
             meta["description"] = self.text(doc["description"], ("description",))
         topo = self.topology(doc["topology"])
-        flows = self.flows(doc["flows"], topo)
+        if ("flows" in doc) == ("jobs" in doc):
+            raise self.error((), "needs exactly one of 'flows' (one workload) and 'jobs' (several on one fabric)",
+                             "keep 'flows:' for one workload, or list the workloads under 'jobs:'")  # fmt: skip
+        if "alone" in doc and "jobs" not in doc:
+            raise self.error(("alone",), "is for scenarios with 'jobs:'", "drop 'alone:' or list the jobs")
+        flows = self.flows(doc["flows"], topo) if "flows" in doc else self.jobs(doc["jobs"], topo)
+        alone = self.choice(doc.get("alone", "wormhole"), ("alone",), ALONE_MODES)
         config, preset_args = self.config(doc)
         self.check_ecn(config, topo, doc)
         meta["preset"] = preset_args
         telemetry = self.telemetry(doc.get("telemetry", True), topo, len(flows))
         wormhole = self.wormhole(doc.get("wormhole", {}))
-        scenario = Scenario(topo, flows, config, name=name, telemetry=telemetry, wormhole=wormhole, meta=meta)
+        scenario = Scenario(
+            topo, flows, config, name=name, telemetry=telemetry, wormhole=wormhole, meta=meta, alone_mode=alone
+        )
         if telemetry.enabled:
             self.check_telemetry(scenario)
         return scenario
@@ -448,6 +468,96 @@ class _Loader:
         except InputError as exc:
             raise self.rewrap(sub, exc) from None
         return flows
+
+    def jobs(self, spec, topo: Topology) -> FlowTable:
+        """Several workloads on one fabric (``workload.jobs``): each a mapping with a name and one source."""
+        path = ("jobs",)
+        if not isinstance(spec, list) or not spec:
+            raise self.error(path, f"must be a non-empty list of jobs, got {_kind(spec)}",
+                             "write one '- name: ...' entry per job")  # fmt: skip
+        jobs = [self.job(entry, path + (i,), topo) for i, entry in enumerate(spec)]
+        try:
+            flows = jobs_flows(topo, jobs)
+        except InputError as exc:
+            if Path(exc.where.split(":")[0]).is_file():
+                raise  # a problem inside a workload file: located at its line
+            index = re.match(r"jobs\[(\d+)\][^.]*\.?(\w*)", exc.where)
+            at = path
+            if index:
+                at = path + (int(index.group(1)),)
+                key = "poisson" if index.group(2) == "poisson" else index.group(2)
+                at = at + (key,) if key in JOB_KEYS and key in spec[int(index.group(1))] else at
+            raise self.error(at, exc.problem, exc.fix) from None
+        try:
+            check_flows(flows, topo, where="jobs")
+        except InputError as exc:
+            raise self.rewrap(path, exc) from None
+        return flows
+
+    def job(self, entry, path: tuple, topo: Topology) -> Job:
+        entry = self.mapping(entry, path, "a job: 'name', one workload and its placement")
+        self.keys(entry, path, JOB_KEYS, ("name",))
+        sources = [k for k in JOB_SOURCES if k in entry]
+        if len(sources) != 1:
+            problem = "names no workload" if not sources else f"names {len(sources)} workloads ({', '.join(sources)})"
+            raise self.error(path, problem, f"give exactly one of {', '.join(JOB_SOURCES)}")
+        kind = sources[0]
+        sub = path + (kind,)
+        n_gpus = self.integer(entry["n_gpus"], path + ("n_gpus",), minimum=1) if "n_gpus" in entry else None
+        for key, allowed_with in (("n_gpus", ("file", "poisson")), ("tp_traffic", ("simai",))):
+            if key in entry and kind not in allowed_with:
+                fix = "give it inside 'training:'" if kind == "training" and key == "n_gpus" else f"drop '{key}'"
+                raise self.error(path + (key,), f"is not an option of a '{kind}' job", fix)
+        if kind == "training":
+            args = self.mapping(entry[kind], sub, "'model' and optional 'n_gpus', 'scale', 'micro_batches', ...")
+            self.keys(args, sub, JOB_TRAINING_KEYS, ("model",))
+            model = self.choice(args["model"], sub + ("model",), tuple(MODELS))
+            options = {k: self.integer(args[k], sub + (k,), minimum=1) for k in ("micro_batches", "dp_buckets")
+                       if k in args}  # fmt: skip
+            options |= {k: self.number(args[k], sub + (k,)) for k in ("gpu_tflops", "efficiency") if k in args}
+            gpus = self.integer(args["n_gpus"], sub + ("n_gpus",), minimum=1) if "n_gpus" in args else None
+            scale = self.number(args.get("scale", 1.0), sub + ("scale",))
+            if not 0 < scale <= 1:
+                raise self.error(sub + ("scale",), f"must be in (0, 1], got {scale:g}", "e.g. 0.01")
+            workload = Training(model, gpus, options, scale)
+        elif kind == "simai":
+            tp_traffic = self.boolean(entry.get("tp_traffic", False), path + ("tp_traffic",))
+            workload = SimaiFile(str(self.file(entry[kind], sub)), tp_traffic)
+        elif kind == "file":
+            workload = FlowFile(str(self.file(entry[kind], sub)), n_gpus)
+        else:
+            args = self.mapping(entry[kind], sub, "'cdf', 'load', 'duration' and optional 'seed'")
+            self.keys(args, sub, ("cdf", "load", "duration", "seed"), ("cdf", "duration"))
+            if "load" not in args:
+                raise self.error(sub, "background traffic with no load",
+                                 "add 'load:', a fraction of the host link rate, e.g. 0.3")  # fmt: skip
+            load = self.number(args["load"], sub + ("load",))
+            if not 0 < load <= 1:
+                raise self.error(sub + ("load",), f"must be in (0, 1], got {load:g}", "e.g. 0.3 for 30 %")
+            duration = self.unit_time(args["duration"], sub + ("duration",), "1ms")
+            if duration <= 0:
+                raise self.error(sub + ("duration",), "must be positive", "e.g. 1ms")
+            seed = self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
+            workload = Background(str(self.file(args["cdf"], sub + ("cdf",))), load, duration, seed, n_gpus)
+        placement = entry.get("placement", "packed")
+        if isinstance(placement, list):
+            placement = tuple(self.host(h, path + ("placement", i), topo) for i, h in enumerate(placement))
+        else:
+            placement = self.choice(placement, path + ("placement",), PLACEMENTS)
+        start = entry.get("start", 0)
+        if isinstance(start, int | float) and not isinstance(start, bool) and start < 0 or (
+            isinstance(start, str) and start.strip().startswith("-")
+        ):
+            raise self.error(path + ("start",), f"a job cannot start before the run: {start!r}", "use 0 or later")
+        return Job(
+            name=self.text(entry["name"], path + ("name",)),
+            workload=workload,
+            placement=placement,
+            start_ps=self.unit_time(start, path + ("start",), "200us"),
+            iterations=self.integer(entry.get("iterations", 1), path + ("iterations",), minimum=1),
+            seed=self.integer(entry.get("seed", 1), path + ("seed",), minimum=0),
+            shares_gpus=self.boolean(entry.get("shares_gpus", False), path + ("shares_gpus",)),
+        )
 
     def poisson(self, spec, sub: tuple, topo: Topology) -> FlowTable:
         """HPCC traffic_gen's workload on the topology's hosts at their link rate (docs/scenario-format.md)."""

@@ -21,6 +21,7 @@ from wormhole_lab.engine.timing import serialisation_ps
 from wormhole_lab.errors import InputError
 from wormhole_lab.flowlevel.run import FlowLevel, compile_flow_level
 from wormhole_lab.interrupts import deferred_signals, sigterm_as_interrupt
+from wormhole_lab.job_results import add_job_results, alone_runs, check_alone_mode
 from wormhole_lab.results import add_wormhole_results, flow_results, iteration_summary
 from wormhole_lab.telemetry import ChunkBuilder, StoreWriter, Telemetry, check_store_path, open_store
 from wormhole_lab.topology.builders import star
@@ -52,6 +53,7 @@ class Scenario:
     wormhole: WormholeConfig = field(default_factory=WormholeConfig)
     check_invariants: bool = False  # cross-check the engine's bookkeeping at every stop (slower; tests use it)
     meta: dict = field(default_factory=dict)
+    alone_mode: str = "wormhole"  # several jobs: the mode of each job's run alone, for its slowdown (job_results.py)
 
 
 @dataclass
@@ -69,6 +71,7 @@ def check_scenario(scenario: Scenario) -> None:
     topo = scenario.topology
     check_topology(topo, where=f"Scenario({scenario.name}).topology")
     check_flows(scenario.flows, topo, where=f"Scenario({scenario.name}).flows")
+    check_alone_mode(scenario.alone_mode, f"Scenario({scenario.name}).alone_mode")
     if np.any(topo.link_error_rate != 0):
         raise InputError(
             f"Scenario({scenario.name}).topology",
@@ -344,8 +347,10 @@ class Simulation:
                 warnings.warn(results.attrs["unfinished_message"], UnfinishedFlowsWarning, stacklevel=3)
             if controller is not None:
                 results = add_wormhole_results(results, controller)
-            self.results, self._flows = results, None
         pending.check()
+        if "jobs" in scenario.flows.meta:  # the alone runs are runs of their own: Ctrl-C reaches them
+            results = add_job_results(results, scenario, state, alone_runs(scenario, scenario.alone_mode))
+        self.results, self._flows = results, None
 
     @property
     def flows(self) -> "xr.Dataset | None":

@@ -1,6 +1,6 @@
 """The flow table: what every other layer consumes as "the traffic", with optional dependencies."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 
 import numpy as np
@@ -139,6 +139,39 @@ def _table(src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, pha
         phase=phase,
         tail_ps=int(tail_ps),
     )
+
+
+MIN_SCALED_BYTES = 1000  # a scaled flow keeps at least this many bytes (a packet's worth)
+
+
+def check_scale(scale, where: str) -> float:
+    """A size scale in (0, 1], or an InputError naming ``where``."""
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale <= 1:
+        raise InputError(where, f"must be in (0, 1], got {scale!r}", "e.g. 0.01 for a hundredth of the bytes")
+    return float(scale)
+
+
+def scaled_sizes(flows: FlowTable, scale: float) -> FlowTable:
+    """``flows`` with every size times ``scale``, at least MIN_SCALED_BYTES: a workload shrunk to run quickly. With
+    its compute times shrunk by the same scale (a GPU faster by 1/scale), the ratio of communication to compute
+    stays."""
+    return replace(flows, size=np.maximum(MIN_SCALED_BYTES, (flows.size * scale).astype(np.int64)))
+
+
+def stack_tables(tables: list[FlowTable], tail_ps: int = 0) -> FlowTable:
+    """One table of ``tables`` one after another: each one's dependency ids moved by the flows before it, source
+    ports assigned afresh over the whole table (a host pair used by two tables gets distinct ones, as one flow file
+    holding both would)."""
+    def column(name):
+        return np.concatenate([getattr(t, name) for t in tables])
+
+    firsts = np.cumsum([0] + [len(t) for t in tables[:-1]])
+    dep_ids = np.concatenate([t.dep_ids.astype(np.int64) + first for t, first in zip(tables, firsts, strict=True)])
+    counts = np.concatenate([np.diff(t.dep_offset) for t in tables])
+    return _table(
+        column("src"), column("dst"), column("size"), column("start_ps"), column("pg"), column("dport"), counts,
+        dep_ids, column("gap_ps"), column("phase"), tail_ps,
+    )  # fmt: skip
 
 
 class FlowBuilder:

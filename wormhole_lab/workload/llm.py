@@ -22,6 +22,7 @@ from wormhole_lab.topology.model import Topology
 from wormhole_lab.workload.collectives import RankClock, alltoall_groups, ring_allreduce, split_bytes
 from wormhole_lab.workload.flows import FlowBuilder, FlowTable
 from wormhole_lab.workload.models import (
+    DEFAULT_GPU_TFLOPS,
     ComputeModel,
     ModelConfig,
     dp_allreduce_bytes,
@@ -53,7 +54,7 @@ def training_iteration(
     placement: Placement,
     *,
     tp_traffic: bool = False,
-    gpu_tflops: float = 312.0,
+    gpu_tflops: float = DEFAULT_GPU_TFLOPS,
     efficiency: float = 0.5,
     compute: ComputeModel | None = None,
     chunk_bytes: int | None = None,
@@ -197,7 +198,7 @@ def gpt_job(
     tp_traffic: bool = False,
     chunk_bytes: int | None = None,
     dp_buckets: int = 1,
-    gpu_tflops: float = 312.0,
+    gpu_tflops: float = DEFAULT_GPU_TFLOPS,
     efficiency: float = 0.5,
     micro_batches: int | None = None,
     **topology,

@@ -44,6 +44,7 @@ from wormhole_lab.workload.placement import Placement
 __all__ = [
     "MODELS",
     "TABLE1",
+    "DEFAULT_GPU_TFLOPS",
     "ComputeModel",
     "ModelConfig",
     "Parallelism",
@@ -258,6 +259,9 @@ def ep_alltoall_bytes(model: ModelConfig, placement: Placement) -> int:
     return tokens * model.top_k * model.hidden * BYTES_PER_ELEMENT
 
 
+DEFAULT_GPU_TFLOPS = 312.0  # A100 dense BF16 peak (NVIDIA A100 datasheet): the paper's GPUs
+
+
 @dataclass(frozen=True)
 class ComputeModel:
     """Compute time from FLOPs: ``time = flops / (gpu_tflops * efficiency)``, in ps.
@@ -270,7 +274,7 @@ class ComputeModel:
     param and grad) at ``hbm_gbytes_per_s`` (A100-40GB: 1555 GB/s).
     """
 
-    gpu_tflops: float = 312.0
+    gpu_tflops: float = DEFAULT_GPU_TFLOPS
     efficiency: float = 0.5
     hbm_gbytes_per_s: float = 1555.0
     optimizer_bytes_per_param: int = 32
