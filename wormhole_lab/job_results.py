@@ -188,7 +188,7 @@ def job_lines(ds) -> list[str]:
         slow = float(np.asarray(ds["job_slowdown"])[j])
         if kind == "background":
             fct, alone = float(np.asarray(ds["job_mean_fct"])[j]), float(np.asarray(ds["job_alone_mean_fct"])[j])
-            text = f"background  mean FCT {_us(fct)}  alone {_us(alone)}"
+            text = f"background traffic  mean FCT {_us(fct)}  alone {_us(alone)}"
         else:
             its = np.asarray(ds["job_iteration_time"])[j]
             its = its[np.isfinite(its)]
@@ -196,9 +196,9 @@ def job_lines(ds) -> list[str]:
             text = f"iterations {len(its)}  iteration " + " ".join(_ms(t) for t in its)
             text += f"  alone {_ms(float(_mean(alone)))}"
         text += f"  slowdown {slow:.3f}" if np.isfinite(slow) else "  slowdown -"
-        lines.append(f"job {name:<8}{text}")
+        lines.append(f"job {name:<11} {text}")
     lines.append(
-        "alone           " + ("not run (alone: off)" if alone_mode == "off" else
+        "alone            " + ("not run (alone: off)" if alone_mode == "off" else
                               f"each job run by itself on the same GPUs, in {alone_mode} mode")
     )  # fmt: skip
     return lines

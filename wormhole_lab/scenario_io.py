@@ -70,6 +70,7 @@ from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm
 from wormhole_lab.workload.jobs import PLACEMENTS, Background, FlowFile, Job, SimaiFile, Training, jobs_flows
 from wormhole_lab.workload.models import MODELS
 from wormhole_lab.workload.simai import read_simai, simai_flows
+from wormhole_lab.workload.size_cdfs import NAMED_CDFS, size_cdf
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
 from wormhole_lab.workload.validate import check_flows
 from wormhole_lab.wormhole.settings import WormholeConfig
@@ -538,16 +539,15 @@ class _Loader:
             if duration <= 0:
                 raise self.error(sub + ("duration",), "must be positive", "e.g. 1ms")
             seed = self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
-            workload = Background(str(self.file(args["cdf"], sub + ("cdf",))), load, duration, seed, n_gpus)
+            workload = Background(self.cdf(args["cdf"], sub + ("cdf",)), load, duration, seed, n_gpus)
         placement = entry.get("placement", "packed")
         if isinstance(placement, list):
             placement = tuple(self.host(h, path + ("placement", i), topo) for i, h in enumerate(placement))
         else:
             placement = self.choice(placement, path + ("placement",), PLACEMENTS)
         start = entry.get("start", 0)
-        if isinstance(start, int | float) and not isinstance(start, bool) and start < 0 or (
-            isinstance(start, str) and start.strip().startswith("-")
-        ):
+        number = isinstance(start, int | float) and not isinstance(start, bool)
+        if (number and start < 0) or (isinstance(start, str) and start.strip().startswith("-")):
             raise self.error(path + ("start",), f"a job cannot start before the run: {start!r}", "use 0 or later")
         return Job(
             name=self.text(entry["name"], path + ("name",)),
@@ -563,7 +563,7 @@ class _Loader:
         """HPCC traffic_gen's workload on the topology's hosts at their link rate (docs/scenario-format.md)."""
         args = self.mapping(spec, sub, "'cdf', 'load', 'duration' and optional 'seed', 'base_time', 'like_reference'")
         self.keys(args, sub, POISSON_KEYS, ("cdf", "load", "duration"))
-        cdf = self.file(args["cdf"], sub + ("cdf",))
+        cdf = self.cdf(args["cdf"], sub + ("cdf",))
         load = self.number(args["load"], sub + ("load",))
         if not 0 < load <= 1:
             fix = "a fraction of the host link rate in (0, 1], e.g. 0.3 for 30 %"
@@ -579,7 +579,7 @@ class _Loader:
         if len(topo.hosts) < 2:
             raise self.error(sub, "the poisson source needs at least 2 hosts", "use a topology with more hosts")
         try:
-            flows = poisson_on_topology(topo, cdf, load, duration, seed, base, like_reference)
+            flows = poisson_on_topology(topo, size_cdf(cdf), load, duration, seed, base, like_reference)
         except InputError as exc:
             if exc.where.startswith(str(cdf)):
                 raise  # a problem in the CDF file: located at its line
@@ -589,6 +589,16 @@ class _Loader:
                 sub, "generated no flows", "give a longer duration or a higher load (or check the CDF's sizes)"
             )
         return flows
+
+    def cdf(self, value, path: tuple) -> str:
+        """A flow-size CDF: a file (relative to the YAML file) or a name of ``size_cdfs.NAMED_CDFS``."""
+        name = self.text(value, path)
+        if name in NAMED_CDFS and not (self.base / name).is_file():
+            return name
+        try:
+            return str(self.file(value, path))
+        except InputError as exc:
+            raise InputError(exc.where, exc.problem, f"{exc.fix}, or name one of {', '.join(NAMED_CDFS)}") from None
 
     def unit_time(self, value, path: tuple, example: str) -> int:
         """A time written with its unit (``5ms``); a bare number is refused except 0, because the reference's

@@ -25,6 +25,7 @@ from wormhole_lab.workload.generators import regenerate
 from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
 from wormhole_lab.workload.simai import read_simai, simai_flows
+from wormhole_lab.workload.size_cdfs import NAMED_CDFS, size_cdf
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
 from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
@@ -184,16 +185,17 @@ def _poisson_doc(recipe: dict, flows: FlowTable, topo: Topology, base: Path) -> 
     regenerating it gives these flows; else None (the flows are then saved as a flow file)."""
     try:
         cdf = Path(str(recipe["cdf"]))
+        named = str(recipe["cdf"]) in NAMED_CDFS and not cdf.is_file()
         args = {k: recipe[k] for k in ("load", "duration_ps", "seed", "base_time_ps", "like_reference")}
-        if not cdf.is_file():
+        if not (cdf.is_file() or named):
             return None
-        again = poisson_on_topology(topo, cdf, **args)
+        again = poisson_on_topology(topo, size_cdf(str(cdf)), **args)
     except (KeyError, TypeError, ValueError, InputError):
         return None
     if not _same_flows(again, flows):
         return None
     doc = {
-        "cdf": os.path.relpath(cdf.resolve(), base.resolve()),
+        "cdf": str(cdf) if named else os.path.relpath(cdf.resolve(), base.resolve()),
         "load": float(args["load"]),
         "duration": _time_text(int(args["duration_ps"])),
     }

@@ -17,9 +17,9 @@ from wormhole_lab.errors import InputError
 from wormhole_lab.simulation import Scenario
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import rail_optimized
-from wormhole_lab.workload.flows import FlowTable
+from wormhole_lab.workload.flows import check_scale, scaled_sizes
 from wormhole_lab.workload.llm import gpt_job
-from wormhole_lab.workload.models import TABLE1
+from wormhole_lab.workload.models import DEFAULT_GPU_TFLOPS, TABLE1
 
 __all__ = ["GPU_COUNTS", "MODELS", "default_workload_folder", "model_scenario", "simai_files", "simai_scenario"]
 
@@ -31,17 +31,8 @@ JOB_TELEMETRY = Telemetry(interval_ps=5_000_000, ports=None, chunk_samples=20)
 TRACED_FLOWS = 256
 
 
-def _check_scale(size_scale) -> float:
-    if isinstance(size_scale, bool) or not isinstance(size_scale, (int, float)) or not 0 < size_scale <= 1:
-        raise InputError("size_scale", f"must be in (0, 1], got {size_scale!r}", "e.g. 0.01")
-    return float(size_scale)
-
-
-def _scaled(flows: FlowTable, size_scale: float) -> FlowTable:
-    return replace(flows, size=np.maximum(1000, (flows.size * size_scale).astype(np.int64)))
-
-
-def _telemetry(n_flows: int) -> Telemetry:
+def job_telemetry(n_flows: int) -> Telemetry:
+    """JOB_TELEMETRY tracing at most TRACED_FLOWS flows, spread evenly over the table."""
     traced = np.unique(np.linspace(0, n_flows - 1, min(n_flows, TRACED_FLOWS)).astype(np.int64))
     return replace(JOB_TELEMETRY, flows=traced.tolist())
 
@@ -49,18 +40,18 @@ def _telemetry(n_flows: int) -> Telemetry:
 def model_scenario(model: str = "GPT-7B", gpus: int = 64, cca: str = "hp", size_scale: float = 0.01) -> Scenario:
     """One training iteration of ``model`` on ``gpus`` GPUs, flow bytes and compute times times ``size_scale``
     (flows at least 1000 bytes). A GPU count the preset's TP x PP does not divide is an InputError."""
-    scale = _check_scale(size_scale)
+    scale = check_scale(size_scale, "size_scale")
     if gpus not in GPU_COUNTS:
         raise InputError("gpus", f"{gpus!r} GPUs is not offered", f"use one of {', '.join(map(str, GPU_COUNTS))}")
     # compute time is flops / (gpu_tflops x efficiency): a faster GPU by 1/scale shrinks it by the same scale
-    topo, flows = gpt_job(model, gpus, gpu_tflops=312.0 / scale)
-    flows = _scaled(flows, scale)
+    topo, flows = gpt_job(model, gpus, gpu_tflops=DEFAULT_GPU_TFLOPS / scale)
+    flows = scaled_sizes(flows, scale)
     return Scenario(
         topo,
         flows,
         preset(cca),
         name=f"{model} on {gpus} GPUs x{scale:g}, {cca}",
-        telemetry=_telemetry(len(flows)),
+        telemetry=job_telemetry(len(flows)),
     )
 
 
@@ -69,7 +60,7 @@ def simai_scenario(path, cca: str = "hp", size_scale: float = 0.001) -> Scenario
     (at least 1000 bytes each) so that it runs interactively. Parse errors are InputErrors naming the line."""
     from wormhole_lab.workload.simai import read_simai, simai_flows
 
-    scale = _check_scale(size_scale)
+    scale = check_scale(size_scale, "size_scale")
     w = read_simai(path)
     gpus = int(getattr(w, "all_gpus", 0) or 8)
     topo = rail_optimized(max(1, -(-gpus // 8)), min(8, gpus))
@@ -81,8 +72,8 @@ def simai_scenario(path, cca: str = "hp", size_scale: float = 0.001) -> Scenario
             "which SimAI keeps inside a server)",
             "pick a workload with DP, PP or EP groups",
         )
-    flows = _scaled(flows, scale)
-    return Scenario(topo, flows, preset(cca), name=f"{Path(path).name} x{scale:g}", telemetry=_telemetry(len(flows)))
+    flows = scaled_sizes(flows, scale)
+    return Scenario(topo, flows, preset(cca), name=f"{Path(path).name} x{scale:g}", telemetry=job_telemetry(len(flows)))
 
 
 def default_workload_folder() -> str:

@@ -162,6 +162,7 @@ def stack_tables(tables: list[FlowTable], tail_ps: int = 0) -> FlowTable:
     """One table of ``tables`` one after another: each one's dependency ids moved by the flows before it, source
     ports assigned afresh over the whole table (a host pair used by two tables gets distinct ones, as one flow file
     holding both would)."""
+
     def column(name):
         return np.concatenate([getattr(t, name) for t in tables])
 

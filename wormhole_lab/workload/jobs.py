@@ -36,7 +36,8 @@ from wormhole_lab.workload.hpcc_flow_format import read_flows
 from wormhole_lab.workload.llm import training_iteration
 from wormhole_lab.workload.models import DEFAULT_GPU_TFLOPS, MODELS, get_model, placement_for
 from wormhole_lab.workload.simai import read_simai, simai_flows
-from wormhole_lab.workload.traffic_gen import host_link_rate, poisson_flows, read_cdf
+from wormhole_lab.workload.size_cdfs import size_cdf
+from wormhole_lab.workload.traffic_gen import host_link_rate, poisson_flows
 
 __all__ = [
     "PLACEMENTS",
@@ -121,8 +122,9 @@ class FlowFile:
 @dataclass(frozen=True)
 class Background:
     """HPCC traffic_gen's Poisson traffic (``traffic_gen.poisson_flows``) among the job's hosts at ``load`` of the
-    host link rate, sizes from the CDF file ``cdf``, for ``duration_ps`` from the job's start. ``n_gpus``: how many
-    hosts it runs on (default: every host the placement can give)."""
+    host link rate, for ``duration_ps`` from the job's start; sizes from ``cdf``, a CDF file or a name of
+    ``size_cdfs.NAMED_CDFS`` such as "WebSearch". ``n_gpus``: how many hosts it runs on (default: every host the
+    placement can give)."""
 
     cdf: str
     load: float
@@ -134,7 +136,7 @@ class Background:
         return int(self.n_gpus if self.n_gpus is not None else free)
 
     def local_flows(self, n_gpus: int, gpus_per_server: int, bw_bps: int) -> FlowTable:
-        return poisson_flows(read_cdf(self.cdf), self.load, n_gpus, bw_bps, self.duration_ps, self.seed, 0)
+        return poisson_flows(size_cdf(self.cdf), self.load, n_gpus, bw_bps, self.duration_ps, self.seed, 0)
 
 
 WORKLOADS = (Training, SimaiFile, FlowFile, Background)
