@@ -362,3 +362,22 @@ def test_run_and_compare_in_flow_mode(tmp_path):
     done = console("compare", str(SCENARIOS / "incast_dctcp.yaml"), "--mode", "flow", "--quiet")
     assert done.returncode == 0, done.stderr
     assert "FCT error       mean" in done.stdout and "flow " in done.stdout
+
+
+def test_run_of_several_jobs_prints_one_line_per_job(tmp_path, capsys):
+    scenario = tmp_path / "jobs.yaml"
+    scenario.write_text(
+        "topology: {builder: dumbbell, n_left: 2, n_right: 2}\ncca: dcqcn\ntelemetry: off\njobs:\n"
+        "  - {name: left, file: f.txt, placement: [0, 2]}\n"
+        "  - {name: right, file: f.txt, placement: [1, 3], start: 10us}\n"
+        "alone: packet\n"
+    )
+    (tmp_path / "f.txt").write_text("1\n0 1 3 100 300000 0\n")  # local GPU 0 to 1: across the bottleneck
+    assert main(["run", str(scenario), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("job ")]
+    assert [line.split()[1] for line in lines] == ["left", "right"]
+    ds = xr.load_dataset(tmp_path / "flows.nc", engine="h5netcdf")
+    for line, slowdown in zip(lines, ds.job_slowdown.values, strict=True):
+        assert "iterations 1" in line and f"slowdown {slowdown:.3f}" in line and slowdown > 1
+    assert "each job run by itself on the same GPUs, in packet mode" in out

@@ -539,3 +539,98 @@ def test_telemetry_window_and_idle_samples_are_scenario_keys(tmp_path):
     )
     t = load_scenario(path).telemetry
     assert (t.start_ps, t.end_ps, t.idle_samples) == (10**6, 5 * 10**6, True)
+
+
+# --- several jobs (jobs:) ------------------------------------------------------------------------------------
+
+JOBS = """\
+name: jobs
+topology: {builder: rail_optimized, n_servers: 4, gpus_per_server: 8}
+cca: hp
+telemetry: off
+jobs:
+  - {name: a, training: {model: GPT-7B, n_gpus: 16, scale: 0.001}, placement: interleaved, iterations: 2}
+  - name: b
+    training: {model: GPT-7B, n_gpus: 16, scale: 0.001}
+    placement: interleaved
+    start: 20us
+"""
+
+
+def test_jobs_load_placed_and_repeated_as_the_python_api_makes_them(tmp_path):
+    from wormhole_lab.workload.jobs import Job, Training, jobs_flows
+
+    scenario = load_scenario(write(tmp_path, JOBS + "alone: packet\n"))
+    tiny = Training("GPT-7B", 16, scale=0.001)
+    same = jobs_flows(scenario.topology, [Job("a", tiny, "interleaved", iterations=2),
+                                          Job("b", tiny, "interleaved", start_ps=20_000_000)])  # fmt: skip
+    for name in FLOW_COLUMNS:
+        assert np.array_equal(getattr(scenario.flows, name), getattr(same, name)), name
+    layout = scenario.flows.meta["jobs"]
+    assert layout.names == ["a", "b"] and scenario.alone_mode == "packet"
+    assert [sorted({int(h) // 8 for h in p.hosts}) for p in layout.jobs] == [[0, 2], [1, 3]]
+
+
+def test_every_kind_of_job_round_trips(tmp_path):
+    flow_file = tmp_path / "pair.txt"
+    flow_file.write_text("2\n0 1 3 100 5000 0.000001\n1 0 3 100 7000 0.000002\n")
+    more = """\
+  - {name: c, file: pair.txt, placement: [16, 17], shares_gpus: true}
+  - {name: bg, poisson: {cdf: WebSearch, load: 0.2, duration: 50us, seed: 3}, n_gpus: 8, shares_gpus: true}
+alone: 'off'
+"""
+    scenario = load_scenario(write(tmp_path, JOBS + more))
+    back = load_scenario(save_scenario(scenario, tmp_path / "saved.yaml"))
+    assert_same(back, scenario)
+    assert back.alone_mode == "off" and back.flows.meta["jobs"].names == ["a", "b", "c", "bg"]
+
+
+def test_a_scenario_of_jobs_runs_and_reports_each_job(tmp_path):
+    ds = Simulation(load_scenario(write(tmp_path, JOBS + "alone: packet\n"))).run()
+    assert ds.job.values.tolist() == ["a", "b"] and (ds.job_slowdown.values == 1.0).all()
+    assert np.isfinite(ds.job_iteration_time.values[0]).all() and np.isnan(ds.job_iteration_time.values[1, 1])
+
+
+LISTED_A = "placement: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], iterations: 2"
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "words"),
+    [
+        (("placement: interleaved\n    start", "placement: spread\n    start"), "jobs[1].placement", "unknown value"),
+        (("start: 20us", "start: -20us"), "jobs[1].start", "cannot start before"),
+        (("start: 20us", "start: 20us\n    iterations: 0"), "jobs[1].iterations", "at least 1"),
+        (("    training: {model: GPT-7B, n_gpus: 16", "    training: {model: GPT-7B, n_gpus: 32"),
+         "jobs[1].placement", "only 16 of the cluster's 32"),
+        (("n_gpus: 16, scale: 0.001}, placement: interleaved, it", "n_gpus: 48}, placement: packed, it"),
+         "jobs[0]", "asks for 48 GPUs but the cluster has 32"),
+        (("    placement: interleaved\n", "    placement: [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, "
+          "23]\n"), "jobs[1].placement", "also used by job 'a'"),
+        (("    start: 20us", "    speed: 2"), "jobs[1].speed", "unknown key"),
+    ],
+)  # fmt: skip
+def test_bad_jobs_name_the_line_and_the_key(tmp_path, change, key, words):
+    listed = "also used" in words  # job a on a list of hosts, which job b's list overlaps
+    text = (JOBS.replace("placement: interleaved, iterations: 2", LISTED_A) if listed else JOBS).replace(*change)
+    err = error_of(tmp_path, text)
+    first_line = text.splitlines().index("  - name: b") + 1 if key.startswith("jobs[1]") else 1
+    assert err.where.startswith(f"{tmp_path / 's.yaml'}:") and int(err.where.rsplit(":", 1)[1]) >= first_line
+    assert key in err.problem and words in err.problem and err.fix
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("  - {name: bg, poisson: {cdf: WebSearch, duration: 1ms}, shares_gpus: true}\n", "with no load"),
+        ("  - {name: bg, poisson: {cdf: WebSurch, load: 0.3, duration: 1ms}}\n", "not found"),
+        ("flows: {incast: {senders: [1], receiver: 0, size: 1000}}\n", "exactly one of 'flows'"),
+    ],
+)  # fmt: skip
+def test_bad_job_files_say_what_is_missing(tmp_path, extra, words):
+    err = error_of(tmp_path, JOBS + extra)
+    assert words in err.problem and err.fix
+
+
+def test_alone_without_jobs_is_refused(tmp_path):
+    err = error_of(tmp_path, INCAST + "alone: packet\n")
+    assert "alone" in err.problem and "jobs" in err.problem

@@ -24,6 +24,7 @@ from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.generators import regenerate
 from wormhole_lab.workload.hpcc_flow_format import read_flows, write_flows
 from wormhole_lab.workload.htsim_cm import START_UNITS, read_cm, write_cm
+from wormhole_lab.workload.jobs import Background, FlowFile, Job, SimaiFile, Training
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.size_cdfs import NAMED_CDFS, size_cdf
 from wormhole_lab.workload.traffic_gen import poisson_on_topology
@@ -47,7 +48,12 @@ def save_scenario(scenario: Scenario, path) -> Path:
     if scenario.meta.get("description"):
         doc["description"] = str(scenario.meta["description"])
     doc["topology"] = _topology_doc(scenario.topology, base, stem)
-    doc["flows"] = _flows_doc(scenario.flows, scenario.topology, base, stem)
+    if "jobs" in scenario.flows.meta:
+        doc["jobs"] = [_job_doc(p.job, base) for p in scenario.flows.meta["jobs"].jobs]
+        if scenario.alone_mode != "wormhole":
+            doc["alone"] = scenario.alone_mode
+    else:
+        doc["flows"] = _flows_doc(scenario.flows, scenario.topology, base, stem)
     doc.update(_config_doc(scenario.config, scenario.meta.get("preset"), scenario.topology))
     telemetry = _telemetry_doc(scenario.telemetry)
     if telemetry is not None:
@@ -64,6 +70,7 @@ def save_scenario(scenario: Scenario, path) -> Path:
         ("topology", _same_topology(back.topology, scenario.topology)),
         ("flows", _same_flows(back.flows, scenario.flows)),
         ("config", back.config == scenario.config),
+        ("alone mode", back.alone_mode == scenario.alone_mode),
         (
             "wormhole settings",
             back.wormhole.memo_kind == scenario.wormhole.memo_kind
@@ -147,7 +154,7 @@ def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
         source, tp_traffic = Path(str(flows.meta.get("source", ""))), bool(flows.meta.get("tp_traffic"))
         # referenced where it is, never copied: SimAI workloads are third-party files
         if source.is_file() and _same_flows(simai_flows(read_simai(source), topo, tp_traffic=tp_traffic), flows):
-            return {"simai": os.path.relpath(source.resolve(), base.resolve()), "tp_traffic": tp_traffic}
+            return {"simai": _relative(source, base), "tp_traffic": tp_traffic}
     plain = (
         not flows.has_dependencies and not np.any(flows.gap_ps) and not flows.tail_ps and not np.any(flows.phase != "")
     )
@@ -180,6 +187,40 @@ def _flows_doc(flows: FlowTable, topo: Topology, base: Path, stem: str) -> dict:
     return {"htsim": file_name, "start_unit": "ps"}
 
 
+def _relative(path, base: Path) -> str:
+    """A side file referenced where it is, never copied (workloads and CDFs may be third-party files)."""
+    return os.path.relpath(Path(path).resolve(), base.resolve())
+
+
+def _job_doc(job: Job, base: Path) -> dict:
+    """One entry of ``jobs:``: its name, its workload, and what differs from the defaults."""
+    doc: dict = {"name": job.name}
+    w = job.workload
+    if isinstance(w, Training):
+        doc["training"] = {"model": w.model, **({"n_gpus": w.n_gpus} if w.n_gpus is not None else {}), **w.options}
+        if w.scale != 1:
+            doc["training"]["scale"] = w.scale
+    elif isinstance(w, SimaiFile):
+        doc["simai"] = _relative(w.path, base)
+        if w.tp_traffic:
+            doc["tp_traffic"] = True
+    elif isinstance(w, FlowFile):
+        doc["file"] = _relative(w.path, base)
+    else:
+        cdf = w.cdf if w.cdf in NAMED_CDFS and not Path(w.cdf).is_file() else _relative(w.cdf, base)
+        doc["poisson"] = {"cdf": cdf, "load": w.load, "duration": _time_text(w.duration_ps), "seed": w.seed}
+    if isinstance(w, FlowFile | Background) and w.n_gpus is not None:
+        doc["n_gpus"] = w.n_gpus
+    defaults = Job(job.name, w)
+    doc["placement"] = job.placement if isinstance(job.placement, str) else [int(h) for h in job.placement]
+    for key, attr in (("seed", "seed"), ("iterations", "iterations"), ("shares_gpus", "shares_gpus")):
+        if getattr(job, attr) != getattr(defaults, attr):
+            doc[key] = _plain(getattr(job, attr))
+    if job.start_ps:
+        doc["start"] = _time_text(int(job.start_ps))
+    return doc
+
+
 def _poisson_doc(recipe: dict, flows: FlowTable, topo: Topology, base: Path) -> dict | None:
     """The poisson recipe, its CDF file referenced where it is (like a SimAI workload, never copied), when
     regenerating it gives these flows; else None (the flows are then saved as a flow file)."""
@@ -195,7 +236,7 @@ def _poisson_doc(recipe: dict, flows: FlowTable, topo: Topology, base: Path) -> 
     if not _same_flows(again, flows):
         return None
     doc = {
-        "cdf": str(cdf) if named else os.path.relpath(cdf.resolve(), base.resolve()),
+        "cdf": str(cdf) if named else _relative(cdf, base),
         "load": float(args["load"]),
         "duration": _time_text(int(args["duration_ps"])),
     }
