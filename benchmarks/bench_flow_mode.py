@@ -7,7 +7,19 @@ best wall time counts (the machine is shared). Printed: wall time of the simulat
 ``wall_seconds``) and of the whole run (routing and table building included), the speedups, events, and mean /
 p99 per-flow FCT error and iteration-time error of flow mode against packet mode.
 
+Generator workloads (``--generator``): the reference's traffic generator (``poisson_on_topology``: Poisson
+arrivals per host, uniform destinations) with its CDFs (WebSearch, FbHdp, AliStorage2019, GoogleRPC2008: the
+``traffic_gen/*.txt`` files of HPCC's repository, ``--cdf-dir``) at each of ``--loads`` on fat_perm64's 320-host
+fat tree at 100 Gb/s, under ``--cca`` (fat_perm64's DCQCN config, or its HPCC variant as
+``bench_standard_workloads.py`` makes it), seed 1. The window is sized for ``--flows`` flows (default per CDF,
+``GENERATOR_FLOWS``: heavy-tailed WebSearch and FbHdp take packet mode minutes per few thousand flows). Each
+case runs packet mode then flow mode once (``--repeat`` times each when given), and a table closes the run:
+flows, simulation seconds of each mode, the speedup, mean and p99 per-flow FCT error of flow mode against
+packet mode, and flow mode's recomputation counts.
+
 usage: python benchmarks/bench_flow_mode.py [--scale 0.3] [--repeat 2] [--cases fat_perm64,gpt7b]
+       python benchmarks/bench_flow_mode.py --generator --cdf-dir HPCC/traffic_gen [--cdfs alistorage,...]
+           [--loads 0.3,0.5,0.7] [--flows N] [--cca hpcc] [--modes packet,flow]
 """
 
 import argparse
@@ -15,28 +27,51 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from bench_wormhole import training_scenario
-from side_by_side import SHARED, versions
+from side_by_side import SHARED, config_variant, hpcc_changes, versions
 
 from wormhole_lab.ns3_run import ns3_scenario
 from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.workload.traffic_gen import host_link_rate, poisson_on_topology, read_cdf
 
 CASES = ("fat_perm64", "gpt7b")
+CDF_FILES = {
+    "websearch": "WebSearch_distribution.txt",
+    "fbhdp": "FbHdp_distribution.txt",
+    "alistorage": "AliStorage2019.txt",
+    "googlerpc": "GoogleRPC2008.txt",
+}
+# flows per generator case: AliStorage2019 at 50 % over 1 ms is the issue's ~49,000-flow workload
+GENERATOR_FLOWS = {"websearch": 3_200, "fbhdp": 10_000, "alistorage": 50_000, "googlerpc": 50_000}
 
 
-def fat_perm64(shared: Path, folder: Path) -> Scenario:
-    """The benchmark's config.txt as the drop-in reads it (its paths are relative to the working directory)."""
+def fat_perm64(shared: Path, folder: Path, cca: str = "dcqcn") -> Scenario:
+    """The benchmark's config.txt as the drop-in reads it (its paths are relative to the working directory);
+    ``cca="hpcc"``: with the keys of the reference's HPCC validation config."""
     for f in ("config.txt", "topology.txt", "flow.txt", "trace.txt"):
         shutil.copy(shared / "reference" / "bench" / "fat_perm64" / f, folder / f)
+    if cca == "hpcc":
+        text = (folder / "config.txt").read_text()
+        (folder / "config.txt").write_text(config_variant(text, hpcc_changes(shared)))
     cwd = os.getcwd()
     os.chdir(folder)
     try:
         return ns3_scenario("config.txt")[0]
     finally:
         os.chdir(cwd)
+
+
+def generator(base: Scenario, cdf: Path, load: float, flows: int) -> Scenario:
+    """``base`` (fat_perm64's topology and config) with ``flows`` Poisson flows of ``cdf`` at ``load``."""
+    hosts = len(base.topology.hosts)
+    per_host = load * host_link_rate(base.topology) / 8 / read_cdf(cdf).mean_bytes  # flows per second
+    duration_ps = round(flows / (hosts * per_host) * 1e12)
+    table = poisson_on_topology(base.topology, cdf, load, duration_ps, seed=1)
+    return replace(base, flows=table, name=f"{cdf.stem} {load:.0%}")
 
 
 def gpt7b(scale: float) -> Scenario:
@@ -85,15 +120,89 @@ def compare(label: str, scenario: Scenario, repeat: int) -> None:
     )
 
 
+def generator_case(label: str, scenario: Scenario, repeat: int, modes: tuple[str, ...]) -> dict:
+    """Each mode ``repeat`` times (packet first: its FCTs are the reference), best simulation time; one row."""
+    best = {}
+    for _ in range(repeat):
+        for mode in modes:
+            ds = Simulation(scenario, mode=mode).run()
+            if mode not in best or ds.attrs["wall_seconds"] < best[mode].attrs["wall_seconds"]:
+                best[mode] = ds
+    row = {"case": label, "flows": len(scenario.flows)}
+    if "packet" in best:
+        row["packet_s"] = best["packet"].attrs["wall_seconds"]
+    if "flow" in best:
+        flow = best["flow"]
+        row["flow_s"] = flow.attrs["wall_seconds"]
+        for key in ("rate_recomputations", "flows_rerated", "flows_visited", "fill_rounds", "largest_recomputed_set"):
+            row[key] = flow.attrs[key]
+    if len(best) == 2:
+        packet = best["packet"]
+        done = (packet["completed"].values == 1) & (flow["completed"].values == 1)
+        err = np.abs(flow["fct"].values[done] / packet["fct"].values[done] - 1)
+        row.update(speedup=row["packet_s"] / row["flow_s"], mean_err=err.mean(), p99_err=np.percentile(err, 99))
+        row["compared"] = int(done.sum())
+    print(f"[{label}] " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items()))
+    return row
+
+
+def generator_table(rows: list[dict]) -> None:
+    print("\n| workload | flows | packet mode (s) | flow mode (s) | speedup | FCT error mean / p99 | recomputations, "
+          "flows rerated / visited |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        packet = f"{r['packet_s']:.2f}" if "packet_s" in r else "-"
+        flow = f"{r['flow_s']:.3f}" if "flow_s" in r else "-"
+        speed = f"{r['speedup']:.0f}x" if "speedup" in r else "-"
+        err = f"{r['mean_err']:.1%} / {r['p99_err']:.1%}" if "mean_err" in r else "-"
+        work = (
+            f"{r['rate_recomputations']:,}, {r['flows_rerated']:,} / {r['flows_visited']:,}" if "flow_s" in r else "-"
+        )
+        print(f"| {r['case']} | {r['flows']:,} | {packet} | {flow} | {speed} | {err} | {work} |")
+
+
+def run_generator(args, tmp: Path) -> None:
+    cdf_dir = Path(args.cdf_dir or "")
+    names = args.cdfs.split(",")
+    for name in names:
+        if name not in CDF_FILES:
+            raise SystemExit(f"unknown CDF {name!r}; choose among {', '.join(CDF_FILES)}")
+        if not (cdf_dir / CDF_FILES[name]).is_file():
+            raise SystemExit(
+                f"{cdf_dir / CDF_FILES[name]} not found: give --cdf-dir, the traffic_gen folder of "
+                "github.com/alibaba-edu/High-Precision-Congestion-Control"
+            )
+    base = fat_perm64(Path(args.shared), tmp, args.cca)
+    modes = tuple(args.modes.split(","))
+    rows = []
+    for name in names:
+        for load in (float(x) for x in args.loads.split(",")):
+            flows = args.flows or GENERATOR_FLOWS[name]
+            scenario = generator(base, cdf_dir / CDF_FILES[name], load, flows)
+            rows.append(generator_case(f"{name} {load:.0%} {args.cca}", scenario, args.repeat_generator, modes))
+    generator_table(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=0.3, help="GPT-7B model size factor (1: Table 1 size)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--shared", default=str(SHARED))
+    parser.add_argument("--generator", action="store_true", help="run the generator workloads instead of --cases")
+    parser.add_argument("--cdf-dir", help="HPCC's traffic_gen folder (its CDF files)")
+    parser.add_argument("--cdfs", default=",".join(CDF_FILES))
+    parser.add_argument("--loads", default="0.3,0.5,0.7")
+    parser.add_argument("--flows", type=int, help="flows per generator case (default: per CDF, GENERATOR_FLOWS)")
+    parser.add_argument("--cca", choices=("dcqcn", "hpcc"), default="hpcc", help="generator workloads' CCA")
+    parser.add_argument("--modes", default="packet,flow", help="generator workloads: packet,flow or flow alone")
+    parser.add_argument("--repeat-generator", type=int, default=1, help="runs of each mode per generator case")
     args = parser.parse_args()
     print(f"versions            {versions()}")
     with tempfile.TemporaryDirectory() as tmp:
+        if args.generator:
+            run_generator(args, Path(tmp))
+            return
         for name in args.cases.split(","):
             if name == "fat_perm64":
                 compare("fat_perm64", fat_perm64(Path(args.shared), Path(tmp)), args.repeat)
