@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from wormhole_lab.engine import layout as L
+from wormhole_lab.engine import wheel
 from wormhole_lab.engine.presets import preset
+from wormhole_lab.flowlevel import loop
 from wormhole_lab.flowlevel.run import FlowLevel
 from wormhole_lab.simulation import Scenario, Simulation, UnfinishedFlowsWarning, prepare
 from wormhole_lab.telemetry import Telemetry
@@ -74,10 +76,13 @@ def test_deterministic():
 
 
 def test_the_event_queue_grows_when_many_flows_are_pending():
-    """2000 flows queue on one host link: more pending events than the engine's initial event queue holds."""
-    flows = make_flows([0] * 2000, [1] * 2000, [1_000] * 2000, np.arange(2000) * 1_000_000)
+    """3000 flows on one host link, one a microsecond: the loop keeps room for three events per flow, more than the
+    queue prepare() sizes (a row per flow plus a spare) holds, so it grows the queue and goes on."""
+    n = 3000
+    flows = make_flows([0] * n, [1] * n, [1_000] * n, np.arange(n) * 1_000_000)
     state = prepare(scenario(star(2), flows)).state
     rows = state.events.shape[0]
+    assert rows - wheel.TABLE_ROWS < loop.ROOM_PER_FLOW * n
     run = FlowLevel(state)
     assert run.advance(10**15) == "all_done"
     assert state.events.shape[0] > rows

@@ -18,6 +18,7 @@ from wormhole_lab.engine.layout import (
     E_A,
     E_B,
     E_KIND,
+    E_SEQ,
     E_TIME,
     EV_FLOW_START,
     FL_ACTIVE_POS,
@@ -42,6 +43,7 @@ from wormhole_lab.flowlevel.maxmin import (
     S_LARGEST,
     S_LEVELS,
     S_N,
+    S_NEXT_START,
     S_RECOMPUTES,
     S_RERATED,
     S_ROUNDS,
@@ -54,7 +56,17 @@ from wormhole_lab.flowlevel.maxmin import (
 EV_DRAIN = 100  # a = flow, b = version: its last byte left at the current rate (stale if the version moved on)
 EV_COMPLETE = 101  # a = flow: the ACK of its last byte is back, a fixed latency after the drain
 
-__all__ = ["S_EPOCH", "S_LARGEST", "S_LEVELS", "S_N", "S_RECOMPUTES", "S_RERATED", "S_ROUNDS", "S_VISITED"]
+__all__ = [
+    "S_EPOCH",
+    "S_LARGEST",
+    "S_LEVELS",
+    "S_N",
+    "S_NEXT_START",
+    "S_RECOMPUTES",
+    "S_RERATED",
+    "S_ROUNDS",
+    "S_VISITED",
+]
 
 ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
 
@@ -112,6 +124,11 @@ class FlowTables(NamedTuple):
     hkey: np.ndarray
     hitem: np.ndarray
     hver: np.ndarray
+    # the flow starts that were scheduled before the run, in (time, sequence) order, taken out of the event queue
+    # (its overflow heap would hold them all): the loop merges them with the queue, next at stats[S_NEXT_START]
+    start_time: np.ndarray
+    start_seq: np.ndarray
+    start_flow: np.ndarray
     stats: np.ndarray  # S_* counters (maxmin.py)
 
 
@@ -136,6 +153,25 @@ def _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos):
         for m in range(flow_off[moved], flow_off[moved + 1]):
             if flow_ports[m] == p:
                 entry_pos[m] = entry_pos[e]
+
+
+NO_EVENT = -1
+FROM_STARTS = -2
+
+
+@flow_kernel
+def _next(g, events, ft):
+    """The next event in (time, sequence) order: (its wheel row, time), (FROM_STARTS, time) when it is the next of
+    the start list, or (NO_EVENT, 0)."""
+    i = ft.stats[S_NEXT_START]
+    r = first(g, events)
+    if i < ft.start_time.shape[0]:
+        t = ft.start_time[i]
+        if r < 0 or t < events[r, E_TIME] or (t == events[r, E_TIME] and ft.start_seq[i] < events[r, E_SEQ]):
+            return FROM_STARTS, t
+    if r < 0:
+        return NO_EVENT, 0
+    return r, events[r, E_TIME]
 
 
 @flow_kernel
@@ -166,25 +202,28 @@ def run_until(t, ft, incremental, t_stop):
     while True:
         if g[G_DONE_COUNT] == n:
             return STOP_ALL_DONE
-        r = first(g, events)
-        if r < 0:
+        r, now = _next(g, events, ft)
+        if r == NO_EVENT:
             return STOP_IDLE
-        if events[r, E_TIME] > t_stop:
+        if now > t_stop:
             g[G_NOW] = t_stop
             return STOP_TIME
         if free_rows(g, events) < ROOM_PER_FLOW * n:
             return STOP_GROW
-        now = events[r, E_TIME]
         g[G_NOW] = now
         stats[S_EPOCH] += 1
         epoch = stats[S_EPOCH]
         n_changed = 0
         while True:
-            r = first(g, events)
-            if r < 0 or events[r, E_TIME] != now:
+            r, t_next = _next(g, events, ft)
+            if r == NO_EVENT or t_next != now:
                 break
-            kind, f, b = events[r, E_KIND], events[r, E_A], events[r, E_B]
-            take(g, events, r)
+            if r == FROM_STARTS:
+                kind, f, b = EV_FLOW_START, ft.start_flow[stats[S_NEXT_START]], 0
+                stats[S_NEXT_START] += 1
+            else:
+                kind, f, b = events[r, E_KIND], events[r, E_A], events[r, E_B]
+                take(g, events, r)
             if kind == EV_DRAIN and b != version[f]:
                 continue
             g[G_EVENTS] += 1

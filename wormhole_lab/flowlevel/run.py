@@ -82,6 +82,10 @@ class FlowLevel:
         port_capacity(state.pt, state.ci, eta, cap)
         wire, latency = np.zeros(n), np.zeros(n, dtype=np.int64)
         flow_terms(fl, state.pt, state.path_ports, state.ci, cap, eta, wire, latency)
+        # the starts scheduled by prepare() leave the event queue for a list the loop merges with it
+        starts = wheel.pending(state.events)
+        state.events = wheel.new_events(state.g, state.events.shape[0] - wheel.TABLE_ROWS)
+        state.g[L.G_UNLINKED] = 0
         i64, entries = np.int64, len(owner)
         heap = n_ports + n + entries + 1  # a fill pushes each port and outside flow once, then a port per subtraction
         # the rate state and scratch for one instant are allocated here: kernels never allocate
@@ -97,7 +101,9 @@ class FlowLevel:
             dirty_mark=np.zeros(n_ports, i64), outside=np.zeros(n, i64), seen=np.zeros(n, i64),
             changed=np.zeros(n_ports, i64), changed_mark=np.zeros(n_ports, i64), loose=np.zeros(n_ports, i64),
             loose_mark=np.zeros(n_ports, i64), delta=np.zeros(n_ports), prev_neck=np.zeros(n, i64),
-            hkey=np.zeros(heap), hitem=np.zeros(heap, i64), hver=np.zeros(heap, i64), stats=np.zeros(loop.S_N, i64),
+            hkey=np.zeros(heap), hitem=np.zeros(heap, i64), hver=np.zeros(heap, i64),
+            start_time=starts[:, L.E_TIME].copy(), start_seq=starts[:, L.E_SEQ].copy(),
+            start_flow=starts[:, L.E_A].copy(), stats=np.zeros(loop.S_N, i64),
         )  # fmt: skip
 
     def advance(self, t_stop_ps: int) -> str:
