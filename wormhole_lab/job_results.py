@@ -64,11 +64,10 @@ def job_times(data, layout: JobLayout) -> dict[str, np.ndarray]:
     return {"iteration_time": iteration, "completion_time": completion, "mean_fct": mean_fct}
 
 
-def alone_runs(scenario, mode: str) -> dict[str, np.ndarray] | None:
-    """``job_times`` of each job run by itself on its hosts (NaN for every job when ``mode`` is "off"); None for a
-    single job, which runs alone already."""
-    from wormhole_lab.simulation import Simulation  # orchestration: simulation.py imports this module
-
+def alone_runs(scenario, mode: str, simulation) -> dict[str, np.ndarray] | None:
+    """``job_times`` of each job run by itself on its hosts with ``simulation(scenario, mode=...)`` (the
+    ``Simulation`` class, passed in by it); NaN for every job when ``mode`` is "off"; None for a single job, which
+    runs alone already."""
     layout: JobLayout = scenario.flows.meta["jobs"]
     if len(layout.jobs) == 1:
         return None
@@ -84,7 +83,7 @@ def alone_runs(scenario, mode: str) -> dict[str, np.ndarray] | None:
         flows = jobs_flows(scenario.topology, [layout.alone(j)])
         alone = replace(scenario, flows=flows, name=f"{scenario.name}: job {layout.jobs[j].name} alone",
                         telemetry=Telemetry.off(), alone_mode="off")  # fmt: skip
-        sim = Simulation(alone, mode=mode)
+        sim = simulation(alone, mode=mode)
         sim.run()
         times = job_times(sim.results, flows.meta["jobs"])
         out["iteration_time"][j, : times["iteration_time"].shape[1]] = times["iteration_time"][0]

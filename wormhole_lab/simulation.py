@@ -349,7 +349,7 @@ class Simulation:
                 results = add_wormhole_results(results, controller)
         pending.check()
         if "jobs" in scenario.flows.meta:  # the alone runs are runs of their own: Ctrl-C reaches them
-            results = add_job_results(results, scenario, state, alone_runs(scenario, scenario.alone_mode))
+            results = add_job_results(results, scenario, state, alone_runs(scenario, scenario.alone_mode, Simulation))
         self.results, self._flows = results, None
 
     @property
