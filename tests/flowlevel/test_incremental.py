@@ -4,10 +4,7 @@ rate can change."""
 import numpy as np
 import pytest
 
-from wormhole_lab.engine import layout as L
-from wormhole_lab.engine import wheel
 from wormhole_lab.engine.presets import preset
-from wormhole_lab.flowlevel.loop import S_NEXT_START
 from wormhole_lab.flowlevel.run import FlowLevel
 from wormhole_lab.simulation import Scenario, prepare
 from wormhole_lab.telemetry import Telemetry
@@ -59,15 +56,12 @@ def test_rates_equal_a_full_waterfill_at_every_step(seed):
     water-filling of the whole graph: bit for bit."""
     run = FlowLevel(prepare(random_case(seed)).state)
     ft, compared, t = run.tables, 0, 0
-    while run.advance(t) == "time":
+    while run.advance(t) == "time":  # t: the instant just done
         full = full_waterfill(ft)
         got = {f: float(ft.rate[f]) for f in full}
         assert got == full, f"at t={t} ps"
         compared += len(full)
-        # the next instant: the earliest pending event, in the queue or on the start list
-        queued = wheel.pending(run.state.events)[:, L.E_TIME]
-        times = np.concatenate([queued, ft.start_time[ft.stats[S_NEXT_START] :]])
-        t = int(times[times > t].min())
+        t = run.next_event_ps()
     assert compared > 1_000
     assert run.attrs()["fill_rounds"] > run.attrs()["rate_recomputations"]  # regions had to grow: that path ran
 

@@ -2,10 +2,12 @@
 
 Events at one instant are taken together, then rates are recomputed once for the instant, incrementally
 (``maxmin.refill``): only the flows whose max-min rate can change, found from the ports where flows started or
-drained. Every other flow keeps its rate, and its pending drain event stays valid. A flow's drain is rescheduled
-only when its rate changed; a stale drain event carries an old version and is skipped. Dependencies are resolved
-by the packet engine's own ``qp.complete``, so a flow waiting for others starts exactly as it would in packet
-mode: at the last one's completion plus its gap, not before its start.
+drained. Every other flow keeps its rate, and its pending drain stays valid. A flow's drain is moved only when
+its rate changed. Three sources feed the loop, merged in (time, sequence) order as one queue would pop them: the
+starts scheduled before the run (a sorted list), the drains (a heap with one entry per sending flow, moved in
+place), and the engine's event queue (completions, and starts of flows that waited for others). Dependencies are
+resolved by the packet engine's own ``qp.complete``, so a flow waiting for others starts exactly as it would in
+packet mode: at the last one's completion plus its gap, not before its start.
 """
 
 import math
@@ -16,7 +18,6 @@ import numpy as np
 from wormhole_lab.engine import qp
 from wormhole_lab.engine.layout import (
     E_A,
-    E_B,
     E_KIND,
     E_SEQ,
     E_TIME,
@@ -31,6 +32,7 @@ from wormhole_lab.engine.layout import (
     G_EVENTS,
     G_N_ACTIVE,
     G_NOW,
+    G_SEQ,
     STOP_ALL_DONE,
     STOP_GROW,
     STOP_IDLE,
@@ -39,6 +41,7 @@ from wormhole_lab.engine.layout import (
 from wormhole_lab.engine.wheel import first, free_rows, link_scheduled, push, take
 from wormhole_lab.flowlevel.jit import flow_kernel
 from wormhole_lab.flowlevel.maxmin import (
+    S_DRAINS,
     S_EPOCH,
     S_LARGEST,
     S_LEVELS,
@@ -53,10 +56,11 @@ from wormhole_lab.flowlevel.maxmin import (
     waterfill,
 )
 
-EV_DRAIN = 100  # a = flow, b = version: its last byte left at the current rate (stale if the version moved on)
+EV_DRAIN = 100  # a flow's last byte left at its current rate (kept in the loop's drain heap, not the queue)
 EV_COMPLETE = 101  # a = flow: the ACK of its last byte is back, a fixed latency after the drain
 
 __all__ = [
+    "S_DRAINS",
     "S_EPOCH",
     "S_LARGEST",
     "S_LEVELS",
@@ -68,7 +72,7 @@ __all__ = [
     "S_VISITED",
 ]
 
-ROOM_PER_FLOW = 3  # one instant pushes at most a drain, a completion and a start per flow
+ROOM_PER_FLOW = 3  # queue rows kept free per flow (an instant queues at most a completion and a start per flow)
 
 
 class FlowTables(NamedTuple):
@@ -87,12 +91,11 @@ class FlowTables(NamedTuple):
     cap: np.ndarray
     wire: np.ndarray
     latency: np.ndarray
-    # per flow: its rate, the wire bytes it had left at updated_at, the version its drain event carries, and the
-    # port that froze it in the last fill that recomputed it (its bottleneck; -1 before its first)
+    # per flow: its rate, the wire bytes it had left at updated_at, and the port that froze it in the last fill
+    # that recomputed it (its bottleneck; -1 before its first)
     rate: np.ndarray
     remaining: np.ndarray
     updated_at: np.ndarray
-    version: np.ndarray
     neck: np.ndarray
     # per port: the sum of its flows' rates, and how many active flows have it as their bottleneck
     load: np.ndarray
@@ -129,6 +132,12 @@ class FlowTables(NamedTuple):
     start_time: np.ndarray
     start_seq: np.ndarray
     start_flow: np.ndarray
+    # the pending drains, one per sending flow: a binary heap on (time, sequence) of stats[S_DRAINS] entries, and
+    # each flow's position in it (-1: none). A new rate moves the flow's entry: no outdated drain is queued.
+    drain_time: np.ndarray
+    drain_seq: np.ndarray
+    drain_flow: np.ndarray
+    drain_pos: np.ndarray
     stats: np.ndarray  # S_* counters (maxmin.py)
 
 
@@ -157,21 +166,83 @@ def _leave(f, flow_off, flow_ports, port_off, port_flows, port_cnt, entry_pos):
 
 NO_EVENT = -1
 FROM_STARTS = -2
+FROM_DRAINS = -3
+
+
+@flow_kernel
+def _before(t1, s1, t2, s2):
+    return t1 < t2 or (t1 == t2 and s1 < s2)
+
+
+@flow_kernel
+def _drain_sift(ft, i):
+    """Move heap entry ``i`` of the drain heap up or down to its place."""
+    dt, ds, df, dpos = ft.drain_time, ft.drain_seq, ft.drain_flow, ft.drain_pos
+    size = ft.stats[S_DRAINS]
+    t, s, f = dt[i], ds[i], df[i]
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(t, s, dt[parent], ds[parent]):
+            break
+        dt[i], ds[i], df[i] = dt[parent], ds[parent], df[parent]
+        dpos[df[i]] = i
+        i = parent
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and _before(dt[c + 1], ds[c + 1], dt[c], ds[c]):
+            c += 1
+        if not _before(dt[c], ds[c], t, s):
+            break
+        dt[i], ds[i], df[i] = dt[c], ds[c], df[c]
+        dpos[df[i]] = i
+        i = c
+    dt[i], ds[i], df[i] = t, s, f
+    dpos[f] = i
+
+
+@flow_kernel
+def _drain_at(ft, f, time, seq):
+    """Schedule flow ``f``'s drain at ``time`` (sequence ``seq``), replacing the one it had."""
+    i = ft.drain_pos[f]
+    if i < 0:
+        i = ft.stats[S_DRAINS]
+        ft.stats[S_DRAINS] += 1
+        ft.drain_flow[i] = f
+    ft.drain_time[i], ft.drain_seq[i] = time, seq
+    _drain_sift(ft, i)
+
+
+@flow_kernel
+def _drain_pop(ft):
+    """Remove the earliest drain (the heap's top)."""
+    ft.drain_pos[ft.drain_flow[0]] = -1
+    ft.stats[S_DRAINS] -= 1
+    last = ft.stats[S_DRAINS]
+    if last > 0:
+        ft.drain_time[0], ft.drain_seq[0], ft.drain_flow[0] = (
+            ft.drain_time[last],
+            ft.drain_seq[last],
+            ft.drain_flow[last],
+        )
+        _drain_sift(ft, 0)
 
 
 @flow_kernel
 def _next(g, events, ft):
     """The next event in (time, sequence) order: (its wheel row, time), (FROM_STARTS, time) when it is the next of
-    the start list, or (NO_EVENT, 0)."""
-    i = ft.stats[S_NEXT_START]
+    the start list, (FROM_DRAINS, time) when it is the drain heap's top, or (NO_EVENT, 0)."""
+    best, t, s = NO_EVENT, 0, 0
     r = first(g, events)
-    if i < ft.start_time.shape[0]:
-        t = ft.start_time[i]
-        if r < 0 or t < events[r, E_TIME] or (t == events[r, E_TIME] and ft.start_seq[i] < events[r, E_SEQ]):
-            return FROM_STARTS, t
-    if r < 0:
-        return NO_EVENT, 0
-    return r, events[r, E_TIME]
+    if r >= 0:
+        best, t, s = r, events[r, E_TIME], events[r, E_SEQ]
+    i = ft.stats[S_NEXT_START]
+    if i < ft.start_time.shape[0] and (best == NO_EVENT or _before(ft.start_time[i], ft.start_seq[i], t, s)):
+        best, t, s = FROM_STARTS, ft.start_time[i], ft.start_seq[i]
+    if ft.stats[S_DRAINS] > 0 and (best == NO_EVENT or _before(ft.drain_time[0], ft.drain_seq[0], t, s)):
+        best, t = FROM_DRAINS, ft.drain_time[0]
+    return best, t
 
 
 @flow_kernel
@@ -186,14 +257,7 @@ def run_until(t, ft, incremental, t_stop):
     g, events, fl, active, child_offset, children = t.g, t.events, t.fl, t.active, t.child_offset, t.children
     flow_off, flow_ports, port_off, port_flows = ft.flow_off, ft.flow_ports, ft.port_off, ft.port_flows
     port_cnt, entry_pos, wire, latency, stats = ft.port_cnt, ft.entry_pos, ft.wire, ft.latency, ft.stats
-    rate, remaining, updated_at, version, share, neck = (
-        ft.rate,
-        ft.remaining,
-        ft.updated_at,
-        ft.version,
-        ft.share,
-        ft.neck,
-    )
+    rate, remaining, updated_at, share, neck = ft.rate, ft.remaining, ft.updated_at, ft.share, ft.neck
     flow_mark, port_mark, comp_flows, comp_ports = ft.flow_mark, ft.port_mark, ft.comp_flows, ft.comp_ports
     load, neck_cnt, changed, changed_mark = ft.load, ft.neck_cnt, ft.changed, ft.changed_mark
     n = fl.shape[0]
@@ -219,13 +283,14 @@ def run_until(t, ft, incremental, t_stop):
             if r == NO_EVENT or t_next != now:
                 break
             if r == FROM_STARTS:
-                kind, f, b = EV_FLOW_START, ft.start_flow[stats[S_NEXT_START]], 0
+                kind, f = EV_FLOW_START, ft.start_flow[stats[S_NEXT_START]]
                 stats[S_NEXT_START] += 1
+            elif r == FROM_DRAINS:
+                kind, f = EV_DRAIN, ft.drain_flow[0]
+                _drain_pop(ft)
             else:
-                kind, f, b = events[r, E_KIND], events[r, E_A], events[r, E_B]
+                kind, f = events[r, E_KIND], events[r, E_A]
                 take(g, events, r)
-            if kind == EV_DRAIN and b != version[f]:
-                continue
             g[G_EVENTS] += 1
             if kind == EV_FLOW_START:
                 fl[f, FL_STATE] = FS_ACTIVE
@@ -248,7 +313,6 @@ def run_until(t, ft, incremental, t_stop):
                     neck[f] = -1
                 remaining[f] = 0.0
                 rate[f] = 0.0
-                version[f] += 1
                 push(g, events, now + latency[f], EV_COMPLETE, f, 0)
             else:
                 fl[f, FL_STATE] = FS_DONE
@@ -290,5 +354,6 @@ def run_until(t, ft, incremental, t_stop):
             for e in range(flow_off[f], flow_off[f + 1]):
                 load[flow_ports[e]] += share[f] - rate[f]
             rate[f] = share[f]
-            version[f] += 1
-            push(g, events, now + math.ceil(remaining[f] / rate[f]), EV_DRAIN, f, version[f])
+            seq = g[G_SEQ]  # the drain takes a sequence number as a push would: same order of same-time events
+            g[G_SEQ] = seq + 1
+            _drain_at(ft, f, now + math.ceil(remaining[f] / rate[f]), seq)

@@ -18,7 +18,8 @@ S_LEVELS = 4  # filling levels, summed over runs (waterfill only)
 S_ROUNDS = 5  # fills of a region (refill: one per recomputation, plus one per time the set grew)
 S_VISITED = 6  # flows a fill went through (the set and the flows on its ports held at their rates), summed
 S_NEXT_START = 7  # the loop's position in its start list
-S_N = 8
+S_DRAINS = 8  # entries in the loop's drain heap
+S_N = 9
 
 LOOSE_MARGIN = 1e-9  # a port loaded within this share of its capacity counts as full (float sums drift)
 

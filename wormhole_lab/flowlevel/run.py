@@ -92,7 +92,7 @@ class FlowLevel:
         self.tables = loop.FlowTables(
             flow_off=flow_off, flow_ports=flow_ports, port_off=port_off, port_flows=np.zeros(entries, i64),
             port_cnt=np.zeros(n_ports, i64), entry_pos=np.zeros(entries, i64), cap=cap, wire=wire, latency=latency,
-            rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64), version=np.zeros(n, i64),
+            rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64),
             neck=np.full(n, -1, i64), load=np.zeros(n_ports), neck_cnt=np.zeros(n_ports, i64),
             flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64),
             comp_flows=np.zeros(n, i64), comp_ports=np.zeros(n_ports, i64), res=np.zeros(n_ports),
@@ -103,7 +103,8 @@ class FlowLevel:
             loose_mark=np.zeros(n_ports, i64), delta=np.zeros(n_ports), prev_neck=np.zeros(n, i64),
             hkey=np.zeros(heap), hitem=np.zeros(heap, i64), hver=np.zeros(heap, i64),
             start_time=starts[:, L.E_TIME].copy(), start_seq=starts[:, L.E_SEQ].copy(),
-            start_flow=starts[:, L.E_A].copy(), stats=np.zeros(loop.S_N, i64),
+            start_flow=starts[:, L.E_A].copy(), drain_time=np.zeros(n, i64), drain_seq=np.zeros(n, i64),
+            drain_flow=np.zeros(n, i64), drain_pos=np.full(n, -1, i64), stats=np.zeros(loop.S_N, i64),
         )  # fmt: skip
 
     def advance(self, t_stop_ps: int) -> str:
@@ -114,6 +115,14 @@ class FlowLevel:
             if reason != L.STOP_GROW:
                 return STOP_NAMES[reason]
             s.events = wheel.grown(s.g, s.events)
+
+    def next_event_ps(self) -> int | None:
+        """When the next instant is (the earliest pending start, drain or queued event), or None."""
+        ft, times = self.tables, [wheel.pending(self.state.events)[:, L.E_TIME]]
+        times.append(ft.start_time[ft.stats[loop.S_NEXT_START] :])
+        times.append(ft.drain_time[: ft.stats[loop.S_DRAINS]])
+        both = np.concatenate(times)
+        return int(both.min()) if both.size else None
 
     def finish(self) -> None:
         """Bytes delivered per flow (``FL_RCV_NXT``): all of a completed or drained flow, the share of its wire
