@@ -263,8 +263,9 @@ def refill(ft, n_changed, epoch):
     Every active flow remembers the port that froze it (``neck``, counted per port in ``neck_cnt``): there it had
     the largest rate and the port was full. Ports are tight (some flow's bottleneck) or loose. The set starts
     with the new flows and the flows whose bottleneck is a changed port; the region is the tight ports of the
-    set's flows and of the changed ports. ``_fill_region`` fills the region with the other flows on it held at
-    their rates; loose ports are left out of the fill. Then:
+    set's flows and of the changed ports, and every flow whose bottleneck is in the region joins the set too (its
+    rate is the likeliest to change: taking it at once saves a fill). ``_fill_region`` fills the region with the
+    other flows on it held at their rates; loose ports are left out of the fill. Then:
 
     - a flow held at its rate keeps it if the fill froze it at that rate and its bottleneck, if in the region,
       froze at that same level (so it still has a full port where it has the largest rate); otherwise it joins
@@ -304,7 +305,15 @@ def refill(ft, n_changed, epoch):
             f = port_flows[j]
             if flow_mark[f] != epoch and (neck[f] == p or neck[f] < 0):
                 n_flows, n_ports, n_loose = _add_flow(f, epoch, ft, n_flows, n_ports, n_loose)
+    k = 0
     while True:
+        while k < n_ports:
+            p = ft.comp_ports[k]
+            k += 1
+            for j in range(port_off[p], port_off[p] + port_cnt[p]):
+                f = port_flows[j]
+                if flow_mark[f] != epoch and neck[f] == p:
+                    n_flows, n_ports, n_loose = _add_flow(f, epoch, ft, n_flows, n_ports, n_loose)
         stats[S_EPOCH] += 1  # later than any stamp or epoch in the scratch arrays
         stats[S_ROUNDS] += 1
         n_out = _fill_region(ft, n_ports, epoch, stats[S_EPOCH])
