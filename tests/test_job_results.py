@@ -106,3 +106,16 @@ def test_an_unknown_alone_mode_is_an_input_error(apart):
     topo, jobs, _ = apart
     with pytest.raises(InputError, match="alone_mode"):
         run(scenario(topo, jobs, alone_mode="fast"))
+
+
+def test_a_job_alone_in_a_list_runs_exactly_as_its_single_workload(tmp_path):
+    from wormhole_lab.workload.hpcc_flow_format import read_flows
+
+    path = tmp_path / "flows.txt"
+    write_flows(make_flows([0, 1, 2, 3], [4, 4, 5, 5], [300_000, 200_000, 100_000, 50_000], [0, 0, 1000, 5000]), path)
+    topo = dumbbell(4, 4)
+    single = run(Scenario(topo, read_flows(path), preset("dcqcn"), telemetry=Telemetry.off()))
+    listed = run(scenario(topo, [Job("only", FlowFile(str(path), 8))], cca="dcqcn"))
+    for name in ("start", "fct", "completion_order", "cnps"):
+        assert np.array_equal(listed[name].values, single[name].values), name
+    assert listed.job_slowdown.values.tolist() == [1.0]  # one job ran alone: no other run needed
