@@ -5,7 +5,7 @@ from pathlib import Path
 import holoviews as hv
 import numpy as np
 
-from wormhole_lab.viz.explore_app import MODEL, SIMAI, TOYS, Exploration, ExploreApp
+from wormhole_lab.viz.explore_app import BACKGROUND, MODEL, SIMAI, TOYS, TWO_JOBS, Exploration, ExploreApp, job_table
 from wormhole_lab.viz.teach_app import CCALesson, TeachApp
 
 SIMAI_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8\n"
@@ -109,6 +109,36 @@ def test_explorer_runs_a_model_preset_by_default(tmp_path):
     assert size[-1] == size.max() > 0 and size[-1] == memo.stat().st_size
     rerun = app.start()
     assert rerun.memo_table()["db_bytes"][1] >= size[-1]  # kept for the session: the next run starts with it
+
+
+def test_explorer_runs_two_jobs_colours_them_and_lists_their_slowdowns(tmp_path):
+    e = Exploration(workload=TWO_JOBS, job_scale=0.001, memo_path=str(tmp_path / "memo.sqlite"))
+    app, statuses = ExploreApp(e), []
+    app.view()
+    assert app.groups["jobs"].visible and app.groups["two"].visible and not app.groups["background"].visible
+    assert not app.groups["model"].visible
+    app.status.param.watch(lambda event: statuses.append(event.new), "object")
+    run = app.start()
+    assert run.done and not app.alert.visible and "interleaved" in run.scenario.name
+    assert run.scenario.flows.meta["jobs"].names == ["a", "b"] and len(run.scenario.flows) == 256
+    # between the last flow's end and the run's, the page says the alone runs are going on
+    assert any("now running each job alone on the same GPUs (wormhole mode)" in s for s in statuses), statuses
+    assert "done" in app.status.object
+    rows = job_table(run.flows)
+    assert [(r["job"], r["kind"], r["iterations"]) for r in rows] == [("a", "training", 1), ("b", "training", 1)]
+    for r, job in zip(rows, "ab", strict=True):
+        alone = float(run.flows["job_alone_iteration_time"].sel(job=job)[0])
+        assert r["alone_ps"] == alone and r["slowdown"] == float(run.flows["job_slowdown"].sel(job=job)) > 0.9
+    summary = app.summary.object
+    assert "| job | iterations | mean iteration time | alone | slowdown |" in summary
+    assert summary.count("\n| a |") == summary.count("\n| b |") == 1 and "in wormhole mode (they took" in summary
+    graph = app.views.graph  # the last partitions: flows in their job's colour
+    assert {n for n, k in zip(graph.nodes.data["job"], graph.nodes.data["kind"], strict=True) if k == "flow"}
+    assert [i.label["value"] for i in graph.legend.items[:2]] == ["job a", "job b"]
+    e.param.update(workload=BACKGROUND, load=0.5)
+    assert app.groups["background"].visible and not app.groups["two"].visible
+    scenario = e.build()
+    assert scenario.flows.meta["jobs"].names == ["job", "background"] and "50% load" in scenario.name
 
 
 def test_explorer_lists_a_workload_folder_and_takes_uploads(tmp_path):

@@ -7,7 +7,7 @@ from wormhole_lab.scenarios.teaching import incast, repeated_incast
 from wormhole_lab.viz.analysis import convergence_time_ps, fairness_series, steady_band, steady_flags, steady_params
 from wormhole_lab.viz.feed import ThinnedTable
 from wormhole_lab.viz.live import LiveRun
-from wormhole_lab.viz.live_data import MemoFeed, SeriesFeed, SkipFeed, flag_steady
+from wormhole_lab.viz.live_data import MemoFeed, SeriesFeed, SkipFeed, flag_steady, shown_flows
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,16 @@ def test_skips_come_once_when_final_and_memo_counters_stream():
     assert strips["fastforward"] == sum(not w.memo for w in windows)
     hits = memo.table.column("hits")
     assert memo.table.column("time")[0] == 0 and hits[0] == 0 and hits[-1] == run.flows.attrs["memo_hits"]
+
+
+def test_shown_flows_take_the_largest_of_each_job_in_turn():
+    ids = np.arange(10)
+    sizes = np.array([5, 5, 5, 5, 5, 1, 2, 3, 9, 9])  # two equal jobs would tie: the lowest ids are all job 0's
+    jobs = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(shown_flows(ids, sizes, 4), [0, 1, 8, 9])
+    np.testing.assert_array_equal(shown_flows(ids, sizes, 4, jobs), [0, 1, 8, 9])
+    np.testing.assert_array_equal(shown_flows(ids, np.full(10, 5), 4), [0, 1, 2, 3])
+    np.testing.assert_array_equal(shown_flows(ids, np.full(10, 5), 4, jobs), [0, 1, 5, 6])
+    three = np.array([0, 0, 0, 0, 0, 0, 0, 0, 2, 1])
+    np.testing.assert_array_equal(shown_flows(ids, np.full(10, 5), 3, three), [0, 8, 9])
+    np.testing.assert_array_equal(shown_flows(ids[:3], sizes[:3], 4, jobs[:3]), [0, 1, 2])  # all fit

@@ -5,15 +5,18 @@ kernel."""
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from bokeh.document import Document
 from bokeh.document.events import ColumnDataChangedEvent, ColumnsPatchedEvent, ColumnsStreamedEvent
 
+from wormhole_lab.scenarios.interference import two_jobs
 from wormhole_lab.scenarios.teaching import incast, repeated_incast
-from wormhole_lab.viz.live import LiveRun
+from wormhole_lab.viz.live import FASTFORWARD, LiveRun
 from wormhole_lab.viz.live_views import ExplorerView, LessonView
+from wormhole_lab.viz.style import JOB_COLORS, SHARED_COLOR, STATE_COLORS
 
 
 class Page:
@@ -99,6 +102,51 @@ def test_the_partition_graph_patches_colours_and_redraws_only_when_partitions_ch
     assert patches and len(replaced) == redraws > 0, nodes
     assert max(replaced) <= 400 and max(patches) <= max(replaced)
     assert not any(kind == "stream" for kind, _ in nodes)
+
+
+def test_two_jobs_colour_flows_partitions_and_rate_lines_by_job():
+    scenario = replace(two_jobs("interleaved", gpus=32, scale=0.002, iterations=1, start_us=0), alone_mode="off")
+    job_of_flow = scenario.flows.meta["jobs"].job_of_flow()
+    run = LiveRun(scenario, mode="wormhole", history=False)
+    view, page = ExplorerView(scenario), Page()
+    view.graph.nodes.name = "nodes"
+    page.show(view.graph.pane)
+    patched = set()
+    page.doc.on_change(lambda e: patched.update(e.patches) if isinstance(e, ColumnsPatchedEvent) else None)
+    color = {"a": JOB_COLORS[0], "b": JOB_COLORS[1]}
+    seen, shared = set(), 0
+    while run.step(max_chunks=1):
+        view.update(run)
+        d = view.graph.nodes.data
+        for row, kind in enumerate(d["kind"]):
+            if kind != "flow":
+                continue
+            f = int(d["label"][row].split()[1])
+            job = "ab"[job_of_flow[f]]
+            assert d["job"][row] == job and d["color"][row] == color[job], (row, d["label"][row])
+            assert d["line_color"][row] in STATE_COLORS.values() and d["line_width"][row] == 2.5
+            seen.add(job)
+        cells = view.graph.cells.data
+        assert len(cells["x"]) == len(view.graph.key)  # a cell per partition
+        for fill, dash, label in zip(cells["fill"], cells["dash"], cells["label"], strict=True):
+            several = "shared" in label
+            assert (fill == SHARED_COLOR) == several and (dash == "dashed") == several, label
+            assert several or fill == color[label.split("job ")[1].rstrip(")")]
+        shared = max(shared, len(view.graph.shared))
+    assert seen == {"a", "b"} and shared > 0  # both jobs drawn, and partitions where they meet
+    view.update(run)  # finished: the last partitions seen
+    at, parts, states = run.last_busy  # the finished graph: one of its flows starts being fast-forwarded
+    f, row = next(iter(view.graph.flow_rows.items()))
+    run.last_busy = (at, parts, {**states, f: FASTFORWARD})
+    view.graph.update(run)
+    assert patched == {"line_color"}  # what the flows do changes their ring only, their fill stays their job's
+    d = view.graph.nodes.data
+    assert d["line_color"][row] == STATE_COLORS[FASTFORWARD] and d["color"][row] == color["ab"[job_of_flow[f]]]
+    lines = {r.glyph.y: r.glyph.line_color for r in view.rate.figure.renderers if getattr(r.glyph, "y", "")[:1] == "f"}
+    assert len(lines) == 12 and {c for c in lines.values()} == set(color.values())
+    assert all(c == color["ab"[job_of_flow[int(y[1:])]]] for y, c in lines.items())
+    labels = [item.label["value"] for item in view.rate.legend.items]
+    assert labels[:2] == ["job a (6 flows)", "job b (6 flows)"]  # each job's largest in turn
 
 
 @pytest.mark.parametrize("widget", ["lesson_widget", "explorer_widget"])

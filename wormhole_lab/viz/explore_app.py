@@ -1,13 +1,17 @@
 """The Wormhole explorer: run a workload in Wormhole mode and watch partitions, skipped windows and the memo DB.
 
 Workloads: one training iteration of a model preset (``Exploration(model="GPT-13B", gpus=128).run()`` in a
-notebook), a SimAI/AICB file (uploaded, or picked from a workload folder), or small teaching patterns.
+notebook), a SimAI/AICB file (uploaded, or picked from a workload folder), small teaching patterns, or several jobs
+on one fabric (``scenarios.interference``): two training jobs placed packed, interleaved or at random, or a job
+beside background traffic at a load. With jobs, the views colour flows and partitions by job, and the finished run
+shows each job's iteration time against the same job run alone (its slowdown).
 ``Exploration`` (``param.Parameterized``) holds the choices and builds the Scenario; ``ExploreApp`` is the Panel
 page served by ``widgets/explore.py``. "Compare with packet mode" runs the same scenario packet by packet and shows the
 per-flow FCT error.
 """
 
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,8 +20,10 @@ import numpy as np
 import panel as pn
 import param
 
+from wormhole_lab.engine import layout as L
 from wormhole_lab.errors import InputError
 from wormhole_lab.results import audit_summary
+from wormhole_lab.scenarios.interference import PLACEMENTS, job_with_background, two_jobs
 from wormhole_lab.scenarios.teaching import incast, parking_lot, repeated_incast, staggered
 from wormhole_lab.scenarios.training import (
     GPU_COUNTS,
@@ -43,8 +49,13 @@ TOYS = (
     "staggered flows (dumbbell)",
     "parking lot (two bottlenecks)",
 )
-WORKLOADS = (MODEL, SIMAI, *TOYS)
+TWO_JOBS, BACKGROUND = "two jobs", "job + background traffic"
+JOBS = (TWO_JOBS, BACKGROUND)
+WORKLOADS = (MODEL, SIMAI, *JOBS, *TOYS)
 PRESETS = ("hp", "dctcp", "timely", "dcqcn")
+JOB_GPUS = (16, 32, 64)  # per job, on the k=8 fat tree of scenarios.interference (128 GPUs)
+LOADS = {"10 %": 0.1, "30 %": 0.3, "50 %": 0.5}
+BACKGROUND_US = 500  # background traffic for this long from the start: over the job's first communication
 
 
 class Exploration(param.Parameterized):
@@ -67,6 +78,18 @@ class Exploration(param.Parameterized):
         label="SimAI file", objects={}, default=None, allow_None=True, check_on_set=False, doc="path of the file"
     )
     n = param.Integer(default=3, label="N (senders)", bounds=(1, 16), doc="senders (small workloads)")
+    placement = param.Selector(
+        label="Placement", objects=list(PLACEMENTS), default="interleaved",
+        doc="where each job's GPUs are: packed (first free servers), interleaved (every other server), random",
+    )  # fmt: skip
+    load = param.Selector(label="Background load", objects=LOADS, default=0.3, doc="of the host link rate")
+    job_gpus = param.Selector(label="GPUs per job", objects=list(JOB_GPUS), default=32, doc="on a 128-GPU fat tree")
+    job_scale = param.Number(
+        default=0.003, label="Size scale (jobs)", bounds=(1e-6, 1),
+        doc="each job's flow bytes and compute times are multiplied by this",
+    )  # fmt: skip
+    iterations = param.Integer(default=1, label="Iterations", bounds=(1, 5), doc="per training job, one after another")
+    start_us = param.Integer(default=0, label="Job b starts after (µs)", bounds=(0, 100_000), doc="two jobs")
     theta = param.Number(
         default=0.05, label="Steady test θ", bounds=(0.005, 0.5), step=0.005, doc="steady test threshold theta"
     )
@@ -113,6 +136,15 @@ class Exploration(param.Parameterized):
             if not self.simai_file:
                 raise InputError("simai_file", "no SimAI workload file chosen", "upload one or pick one from the list")
             scenario = simai_scenario(self.simai_file, self.cca, self.size_scale)
+        elif self.workload == TWO_JOBS:
+            scenario = two_jobs(
+                self.placement, self.model, self.job_gpus, self.cca, self.job_scale, iterations=self.iterations,
+                start_us=self.start_us,
+            )  # fmt: skip
+        elif self.workload == BACKGROUND:
+            scenario = job_with_background(
+                self.load, self.model, self.job_gpus, cca=self.cca, scale=self.job_scale, duration_us=BACKGROUND_US
+            )
         elif self.workload == TOYS[0]:
             scenario = repeated_incast(n=self.n)  # DCTCP, as its label says: an HPCC incast is never memoized
         else:
@@ -122,10 +154,106 @@ class Exploration(param.Parameterized):
         return replace(scenario, wormhole=WormholeConfig(steady=steady, memo=self.memo_file(), audit=self.audit))
 
     def live(self) -> LiveRun:
-        return LiveRun(self.build(), mode="wormhole", history=False)
+        scenario = self.build()
+        kind = JobsRun if "jobs" in scenario.flows.meta else LiveRun
+        return kind(scenario, mode="wormhole", history=False)
 
     def run(self) -> LiveRun:
         return self.live().run()
+
+
+class JobsRun(LiveRun):
+    """A LiveRun of several jobs that pauses after the chunk in which every flow completed: the step after it
+    finishes the run, which runs each job alone (``Scenario.alone_mode``) for the slowdowns and takes as long as a
+    good part of the run, so the page says so in between (``finishing``). ``finish_seconds``: what that cost."""
+
+    def __init__(self, scenario, mode: str = "wormhole", history: bool = True):
+        super().__init__(scenario, mode=mode, history=history)
+        self.finishing = False
+        self.finish_seconds = 0.0
+
+    def all_flows_done(self) -> bool:
+        ctrl = self.controller
+        return ctrl is not None and int(ctrl.state.g[L.G_DONE_COUNT]) >= len(self.scenario.flows)
+
+    def step(self, max_chunks: int | None = None, budget_s: float | None = None) -> bool:
+        t0 = time.perf_counter()
+        if self.finishing:
+            more = super().step(max_chunks, budget_s)
+            self.finish_seconds += time.perf_counter() - t0
+            return more
+        pulled = 0
+        while super().step(max_chunks=1):
+            pulled += 1
+            if self.all_flows_done():
+                self.finishing = True
+                return True
+            if max_chunks is not None and pulled >= max_chunks:
+                return True
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
+                return True
+        return False
+
+
+def job_table(ds) -> list[dict]:
+    """One row per job of a finished run's results (``job_results``): ``job``, ``kind``, ``iterations`` (done),
+    ``measure`` ("iteration time", or "FCT" for background traffic: its mean flow completion time), ``mean_ps`` and
+    ``alone_ps`` (the same job run alone) and ``slowdown``. Empty for a run of one workload."""
+    if ds is None or "job" not in ds.dims:
+        return []
+    rows = []
+    for j, name in enumerate(ds["job"].values.tolist()):
+        kind = str(ds["job_kind"].values[j])
+        if kind == "background":
+            measure, mean, alone = "FCT", ds["job_mean_fct"].values[j], ds["job_alone_mean_fct"].values[j]
+            iterations = None
+        else:
+            its, alone_its = ds["job_iteration_time"].values[j], ds["job_alone_iteration_time"].values[j]
+            done, alone_done = its[np.isfinite(its)], alone_its[np.isfinite(alone_its)]
+            measure, iterations = "iteration time", len(done)
+            mean = done.mean() if len(done) else np.nan
+            alone = alone_done.mean() if len(alone_done) else np.nan
+        rows.append({
+            "job": str(name), "kind": kind, "iterations": iterations, "measure": measure,
+            "mean_ps": float(mean), "alone_ps": float(alone), "slowdown": float(ds["job_slowdown"].values[j]),
+        })  # fmt: skip
+    return rows
+
+
+def _time(ps: float) -> str:
+    if not np.isfinite(ps):
+        return "–"
+    return f"{ps / 1e9:.3f} ms" if ps >= 1e9 else f"{ps / 1e6:.1f} µs"
+
+
+def jobs_markdown(ds, finish_seconds: float | None = None) -> str:
+    """The per-job table of a finished run and what "alone" means, as Markdown; empty without jobs."""
+    rows = job_table(ds)
+    if not rows:
+        return ""
+    lines = [
+        "**Jobs** (colours as in the views)",
+        "",
+        "| job | iterations | mean iteration time | alone | slowdown |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        its = "–" if r["iterations"] is None else str(r["iterations"])
+        fct = " (mean FCT)" if r["measure"] == "FCT" else ""
+        slow = f"{r['slowdown']:.3f}" if np.isfinite(r["slowdown"]) else "–"
+        name = f"{r['job']} (background)" if r["kind"] == "background" and r["job"] != "background" else r["job"]
+        lines.append(f"| {name} | {its} | {_time(r['mean_ps'])}{fct} | {_time(r['alone_ps'])} | {slow} |")
+    mode = ds.attrs.get("alone_mode", "off")
+    if mode == "off":
+        note = "*Alone:* not run (alone mode off), so no slowdown."
+    else:
+        took = f" (they took {finish_seconds:.1f} s)" if finish_seconds else ""
+        note = (
+            f"*Alone:* each job run by itself on the same GPUs after the run, in {mode} mode{took}. Slowdown: "
+            "the mean iteration time over the mean alone (background traffic: mean FCT over its mean alone); "
+            "above 1, the job lost time to the other's traffic on the ports they share."
+        )
+    return "\n".join([*lines, "", note])
 
 
 def explorer_summary(run: LiveRun, compared: dict | None = None, skips=None) -> str:
@@ -159,6 +287,9 @@ def explorer_summary(run: LiveRun, compared: dict | None = None, skips=None) -> 
                 " The audit's error estimate comes from the few skips it re-simulates, weighted by the bytes they "
                 "credit; the measured error also includes flows the audit did not sample."
             )
+    if run.done:
+        jobs = jobs_markdown(run.flows, getattr(run, "finish_seconds", None))
+        text += f"\n\n{jobs}" if jobs else ""
     return text
 
 
@@ -188,7 +319,38 @@ def fct_error_plot(result: dict) -> hv.Element:
 
 
 def _visible_for(workload: str) -> dict[str, bool]:
-    return {"model": workload == MODEL, "simai": workload == SIMAI, "toy": workload in TOYS}
+    return {
+        "model": workload == MODEL, "simai": workload == SIMAI, "jobs": workload in JOBS,
+        "two": workload == TWO_JOBS, "background": workload == BACKGROUND, "toy": workload in TOYS,
+    }  # fmt: skip
+
+
+class _Driver(LiveDriver):
+    """The LiveDriver, saying what happens between the last flow's end and the run's: each job runs alone. The
+    slices follow each other without a pause, so after that status the next ticks leave the server's loop idle for
+    ``PAUSE_S``: the page gets it before the alone runs hold the loop."""
+
+    PAUSE_S = 0.1
+    _paused_until = None
+
+    def start(self, make_runs):
+        self._paused_until = None
+        return super().start(make_runs)
+
+    def _tick(self) -> bool:
+        if self._paused_until is not None and time.perf_counter() < self._paused_until:
+            return True
+        more = super()._tick()
+        run = self.run
+        if more and getattr(run, "finishing", False):
+            if self._paused_until is None and self._callback is not None:
+                self._paused_until = time.perf_counter() + self.PAUSE_S
+            self.status.object = (
+                f"Run {self.runs_started}: every flow completed by {run.now_ps / 1e6:.0f} µs; now running each job "
+                f"alone on the same GPUs ({run.scenario.alone_mode} mode) for its slowdown… "
+                f"({time.perf_counter() - self.started_at:.1f} s)"
+            )
+        return more
 
 
 class ExploreApp:
@@ -206,11 +368,14 @@ class ExploreApp:
         self.summary = pn.pane.Markdown("", css_classes=["explore-summary"])
         self.graph = PlotSlot(
             "**Partition graph** — appears when the run starts: each partition (flows that share links) in its own "
-            "cell, flows as circles coloured by what they do, the ports they use as white squares."
+            "cell, flows as circles coloured by what they do, the ports they use as white squares. With several "
+            "jobs, flows are filled in their job's colour and ringed by what they do; a cell outlined dashed "
+            "vermillion holds flows of several jobs (they share ports there)."
         )
         self.timeline = PlotSlot(
-            "**Timeline** — appears with the first telemetry chunk: sending rates of the largest flows, "
-            "fast-forwarded windows shaded blue, memo-hit transients orange, audited stretches outlined red."
+            "**Timeline** — appears with the first telemetry chunk: sending rates of the largest flows (with jobs: "
+            "of each job in turn, coloured by job), fast-forwarded windows shaded blue, memo-hit transients orange, "
+            "audited stretches outlined red."
         )
         self.memo = PlotSlot(
             "**Memo DB** — appears with the first chunk: lookups, hits and misses, hit rate, the DB's size, and "
@@ -219,13 +384,16 @@ class ExploreApp:
         self.compare = PlotSlot()  # only once there is a comparison
         self.compared = None  # the last comparison's numbers
         self.views = None  # the run's ExplorerView
-        self.driver = LiveDriver(self._update, self.alert, self.status)
+        self.driver = _Driver(self._update, self.alert, self.status)
         self.run_button.on_click(lambda _e: self.start())
         self.compare_button.on_click(lambda _e: self.compare_with_packet())
         self.upload.param.watch(self._uploaded, "value")
         self._upload_dir = None
         e = self.exploration
-        widgets = {"workload": pn.widgets.Select, "cca": pn.widgets.Select, "size_scale": pn.widgets.FloatInput}
+        widgets = {
+            "workload": pn.widgets.Select, "cca": pn.widgets.Select, "size_scale": pn.widgets.FloatInput,
+            "job_scale": pn.widgets.FloatInput,
+        }  # fmt: skip
 
         def group(*names):
             return pn.Param(e, parameters=list(names), widgets=widgets, show_name=False, sizing_mode="stretch_width")
@@ -234,6 +402,9 @@ class ExploreApp:
         self.groups = {
             "model": group("model", "gpus", "size_scale"),
             "simai": pn.Column(group("simai_folder", "simai_file", "size_scale"), upload_label, self.upload),
+            "jobs": group("model", "job_gpus", "job_scale"),
+            "two": group("placement", "iterations", "start_us"),
+            "background": group("load"),
             "toy": group("n"),
         }
         self.controls = pn.Column(
@@ -265,7 +436,10 @@ class ExploreApp:
     def compare_with_packet(self):
         self.alert.visible = False
         try:
-            result = compare_modes(self.exploration.build())
+            scenario = self.exploration.build()
+            if "jobs" in scenario.flows.meta:  # the comparison needs no slowdowns: no alone runs
+                scenario = replace(scenario, alone_mode="off")
+            result = compare_modes(scenario)
         except Exception as exc:  # noqa: BLE001
             self.driver.show_error(exc)
             return None
@@ -298,7 +472,11 @@ class ExploreApp:
             "Runs the workload in Wormhole mode and shows, as it runs: the partitions (flows grey when simulated "
             "packet by packet, blue when fast-forwarded, orange when taken from the memo DB; white squares are "
             "ports), the sending rates with skipped windows shaded, and the memo DB's hit rate. The memo DB is "
-            "kept between runs of this session, so a second run hits more."
+            "kept between runs of this session, so a second run hits more. With two jobs, or a job beside "
+            "background traffic, flows are filled in their job's colour (ringed by what they do), a partition "
+            "holding several jobs' flows is outlined dashed vermillion (that is where the jobs interfere), the "
+            "rate lines take their job's colour, and the finished run lists each job's slowdown against running "
+            "alone."
         )
         return app_page(
             "wormhole_lab: Wormhole explorer",

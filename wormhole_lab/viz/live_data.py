@@ -70,12 +70,23 @@ def flag_steady(rate: np.ndarray, stride: int, window: int, theta: float, first:
     return flags
 
 
-def shown_flows(flow_ids: np.ndarray, sizes: np.ndarray, max_lines: int) -> np.ndarray:
-    """The flows a view draws: all when they fit, else the ``max_lines`` largest (ties: lowest id), in id order."""
+def shown_flows(flow_ids: np.ndarray, sizes: np.ndarray, max_lines: int, groups=None) -> np.ndarray:
+    """The flows a view draws: all when they fit, else the ``max_lines`` largest (ties: lowest id), in id order.
+    With ``groups`` (each flow's job), the largest of each group in turn, so that every job has its lines (two equal
+    jobs would otherwise tie, and the lowest ids are all the first job's)."""
+    flow_ids, sizes = np.asarray(flow_ids), np.asarray(sizes)
     if len(flow_ids) <= max_lines:
-        return np.asarray(flow_ids)
-    order = np.lexsort((flow_ids, -np.asarray(sizes)))[:max_lines]
-    return np.sort(np.asarray(flow_ids)[order])
+        return flow_ids
+    if groups is None:
+        order = np.lexsort((flow_ids, -sizes))[:max_lines]
+        return np.sort(flow_ids[order])
+    groups = np.asarray(groups)
+    order = np.lexsort((flow_ids, -sizes, groups))  # by group, then largest first
+    g = groups[order]
+    first = np.searchsorted(g, g)  # each group's first position in ``order``
+    rank = np.arange(len(order)) - first  # a flow's place within its group
+    turns = np.lexsort((g, rank))[:max_lines]  # every group's largest, then every group's second, ...
+    return np.sort(flow_ids[order[turns]])
 
 
 class SeriesFeed:
@@ -107,7 +118,13 @@ class SeriesFeed:
         # what the run's telemetry will trace (its chunks' ``port`` and ``flow``), known before the run: the views
         # are built once, before they are shown, and only fed afterwards
         self.ports, traced = scenario.telemetry.select(scenario.topology, len(scenario.flows), 0)
-        self.flows = shown_flows(traced, scenario.flows.size[traced], self.max_lines)  # the shown ones
+        layout = scenario.flows.meta.get("jobs")  # several jobs (workload.jobs.JobLayout), else None
+        self.job_names = list(layout.names) if layout is not None else []
+        job_of_flow = layout.job_of_flow() if layout is not None else None
+        groups = job_of_flow[traced] if job_of_flow is not None else None
+        self.flows = shown_flows(traced, scenario.flows.size[traced], self.max_lines, groups)  # the shown ones
+        #: the job (index in ``job_names``) of each shown flow; empty with one workload
+        self.flow_jobs = job_of_flow[self.flows] if job_of_flow is not None else np.zeros(0, dtype=np.int64)
         self._shown = np.flatnonzero(np.isin(traced, self.flows))  # their columns in a chunk
         lines = [f"f{f}" for f in self.flows]
         new = lambda cols: ThinnedTable(["time", *cols], self.max_points)  # noqa: E731

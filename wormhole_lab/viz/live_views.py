@@ -13,6 +13,7 @@ Units: time in µs (from 0), rates in Gb/s, queues and windows in KB.
 
 import numpy as np
 import panel as pn
+from bokeh.core.properties import field
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
@@ -28,8 +29,10 @@ from wormhole_lab.viz.style import (
     LINE_COLORS,
     MEMO_COLOR,
     PACKET_COLOR,
+    SHARED_COLOR,
     SKIP_COLOR,
     STATE_COLORS,
+    job_colors,
 )
 
 __all__ = ["ExplorerView", "LessonView", "LinePlot", "PartitionGraphView"]
@@ -69,17 +72,29 @@ def _axis_label(name: str) -> str:
 class LinePlot:
     """A figure with a line per column of a source fed from a ``ThinnedTable``'s updates (``push``)."""
 
-    def __init__(self, title, ylabel, lines: dict, x_range=None, y_range=None, extra: tuple = (), source=None):
+    def __init__(
+        self, title, ylabel, lines: dict, x_range=None, y_range=None, extra: tuple = (), source=None,
+        colors: dict | None = None, groups: dict | None = None,
+    ):  # fmt: skip
         """``lines``: column -> legend label; ``extra``: more columns the source holds (drawn by the caller);
-        ``source``: another plot's source to draw from (that plot pushes the updates)."""
+        ``source``: another plot's source to draw from (that plot pushes the updates); ``colors``: column -> colour
+        (default: ``LINE_COLORS`` in turn); ``groups``: legend label -> columns, one legend entry per group (a click
+        hides the group's lines; the hover names the line)."""
         self.source = source or ColumnDataSource({c: np.zeros(0) for c in ("time", *lines, *extra)})
         self.figure = _figure(title, ylabel, x_range, y_range)
         self.items = []
+        renderers = {}
         for k, (column, label) in enumerate(lines.items()):
-            line = self.figure.line("time", column, source=self.source, color=LINE_COLORS[k % len(LINE_COLORS)])
+            color = colors[column] if colors else LINE_COLORS[k % len(LINE_COLORS)]
+            line = self.figure.line("time", column, source=self.source, color=color, name=label)
             line.glyph.line_width = 1.5
-            self.items.append(LegendItem(label=label, renderers=[line]))
-        self.figure.add_tools(HoverTool(tooltips=[("time", "@time{0.0} µs"), ("value", "$y{0.000}")]))
+            renderers[column] = line
+            if groups is None:
+                self.items.append(LegendItem(label=label, renderers=[line]))
+        for label, columns in (groups or {}).items():
+            self.items.append(LegendItem(label=label, renderers=[renderers[c] for c in columns]))
+        tips = [("time", "@time{0.0} µs"), ("value", "$y{0.000}")] + ([("line", "$name")] if groups else [])
+        self.figure.add_tools(HoverTool(tooltips=tips))
         self.legend = _legend(self.figure, self.items) if self.items else None
         self.sent = 0
 
@@ -244,29 +259,82 @@ class LessonView:
 class PartitionGraphView:
     """The partitions as they are now: each in its own cell, flows as circles coloured by what they do (grey packet
     by packet, sky blue fast-forwarded, orange memo hit), ports as white squares, edges a colour per partition. When
-    the partitions did not change it patches the colours of the flows whose state did."""
+    the partitions did not change it patches the colours of the flows whose state did.
 
-    def __init__(self, max_nodes: int = DETAIL_NODES):
+    With several jobs (``jobs``, a ``workload.jobs.JobLayout``) a flow is filled in its job's colour and ringed in
+    what it is doing, its edges take its job's colour, and each partition's cell is drawn in its job's colour, or
+    with a thick dashed vermillion outline when it holds flows of several jobs: those share ports at that moment,
+    which is where the jobs interfere. A legend names the jobs."""
+
+    COLUMNS = ("x", "y", "marker", "color", "line_color", "line_width", "size", "label", "kind", "job")
+
+    def __init__(self, max_nodes: int = DETAIL_NODES, jobs=None):
         self.max_nodes = max_nodes
-        self.nodes = ColumnDataSource({c: [] for c in ("x", "y", "marker", "color", "size", "label", "kind")})
+        self.job_names = list(jobs.names) if jobs is not None else []
+        self.job_of_flow = jobs.job_of_flow() if jobs is not None else None
+        self.job_color = job_colors(self.job_names)
+        # with jobs the fill is the job's and the ring says what the flow does: patches change the ring
+        self.state_column = "line_color" if self.job_names else "color"
+        self.nodes = ColumnDataSource({c: [] for c in self.COLUMNS})
         self.edges = ColumnDataSource({"xs": [], "ys": [], "color": []})
+        self.cells = ColumnDataSource({c: [] for c in ("x", "y", "fill", "line", "width", "dash", "label")})
         fig = figure(
             title="partitions: none yet", height=2 * HEIGHT, sizing_mode="stretch_width", tools="pan,wheel_zoom,reset",
             match_aspect=True, toolbar_location="above",
         )  # fmt: skip
         fig.axis.visible = fig.grid.visible = False
         fig.title.text_font_size = "10pt"
+        cells = fig.rect(
+            "x", "y", 0.92, 0.92, source=self.cells, fill_color="fill", fill_alpha=0.12, line_color="line",
+            line_width="width", line_dash=field("dash"),
+        )  # fmt: skip
+        cells.level = "underlay"
         fig.multi_line("xs", "ys", source=self.edges, line_color="color", line_width=1.5, line_alpha=0.8)
         points = fig.scatter(
-            "x", "y", source=self.nodes, marker="marker", fill_color="color", size="size", line_color="black"
-        )
-        fig.add_tools(HoverTool(renderers=[points], tooltips=[("", "@label")]))
+            "x", "y", source=self.nodes, marker="marker", fill_color="color", size="size", line_color="line_color",
+            line_width="line_width",
+        )  # fmt: skip
+        fig.add_tools(HoverTool(renderers=[points, cells], tooltips=[("", "@label")]))
+        if self.job_names:
+            self.legend = _legend(fig, self._job_legend(fig))
+            self.legend.title = "fill: job; ring: what it does"
+            self.legend.title_text_font_size = "8pt"
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
         self.key = None
         self.flow_rows: dict[int, int] = {}  # flow -> its row in the nodes (detailed drawing)
+        self.shared: list[int] = []  # partitions (ids) holding flows of several jobs, as drawn
         self.cache: dict = {}
         self.sent = 0
+
+    def _job_legend(self, fig) -> list:
+        """Legend entries drawn by glyphs of one point at NaN, which the plot leaves out (a legend draws nothing for a
+        renderer with no data): a job's fill, the shared cell, the rings."""
+        empty = {"x": [np.nan], "y": [np.nan]}
+        items = []
+        for name, color in self.job_color.items():
+            dot = fig.scatter(
+                "x", "y", source=ColumnDataSource(empty), marker="circle", size=10, fill_color=color, line_color="black"
+            )
+            items.append(LegendItem(label=f"job {name}", renderers=[dot]))
+        shared = fig.rect(
+            "x", "y", 1, 1, source=ColumnDataSource(empty), fill_color=SHARED_COLOR, fill_alpha=0.12,
+            line_color=SHARED_COLOR, line_width=3, line_dash="dashed",
+        )  # fmt: skip
+        items.append(LegendItem(label="partition shared by jobs", renderers=[shared]))
+        for state in (PACKET, FASTFORWARD, MEMO):
+            ring = fig.scatter(
+                "x", "y", source=ColumnDataSource(empty), marker="circle", size=10, fill_color="white",
+                line_color=STATE_COLORS[state], line_width=3,
+            )  # fmt: skip
+            items.append(LegendItem(label=f"ring: {state}", renderers=[ring]))
+        return items
+
+    def jobs_of(self, flows) -> list[int]:
+        """The jobs (indices) of ``flows``, sorted; empty without jobs."""
+        if self.job_of_flow is None:
+            return []
+        return sorted({int(j) for j in self.job_of_flow[list(flows)]})
 
     def update(self, run) -> None:
         ctrl = run.controller
@@ -286,25 +354,30 @@ class PartitionGraphView:
         if run.done and parts:
             title = f"last partitions ({len(parts)}) at t = {at / 1e6:.0f} µs, {n_flows} flows"
         if key == self.key and self.flow_rows:
-            colors = self.nodes.data["color"]
+            column = self.nodes.data[self.state_column]
             changes = [
                 (row, STATE_COLORS[states.get(f, PACKET)])
                 for f, row in self.flow_rows.items()
-                if colors[row] != STATE_COLORS[states.get(f, PACKET)]
+                if column[row] != STATE_COLORS[states.get(f, PACKET)]
             ]
             if changes:
-                self.nodes.patch({"color": changes})
+                self.nodes.patch({self.state_column: changes})
                 self.sent += len(changes)
         elif key != self.key:
             self.key = key
             self._redraw(ctrl, parts, states)
+        if parts and self.job_names:
+            title += f", {len(self.shared)} shared by several jobs" if self.shared else ", none shared by jobs"
         if self.figure.title.text != title:
             self.figure.title.text = title
 
     def _redraw(self, ctrl, parts: dict, states: dict) -> None:
         nodes = {c: [] for c in self.nodes.column_names}
         edges = {"xs": [], "ys": [], "color": []}
+        cells = {c: [] for c in self.cells.column_names}
         self.flow_rows = {}
+        self.shared = []
+        by_job = bool(self.job_names)
 
         def ports_of(f):
             return sorted(ctrl.ff.paths[f])
@@ -313,30 +386,51 @@ class PartitionGraphView:
         n_ports = sum(len(set().union(*(ports_of(f) for f in fs))) for _, fs in ordered)
         aggregated = sum(len(fs) for _, fs in ordered) + n_ports > self.max_nodes
 
-        def node(x, y, kind, state, label, size):
-            for c, v in zip(
-                ("x", "y", "marker", "color", "size", "label", "kind"),
-                (float(x), float(y), "square" if kind == "port" else "circle", STATE_COLORS[state], size, label, kind),
-                strict=True,
-            ):
+        def node(x, y, kind, state, label, size, fill=None, job=""):
+            """A node: without jobs filled by what it does; with jobs filled by ``fill`` and ringed by its state."""
+            ringed = by_job and kind != "port"
+            values = {
+                "x": float(x), "y": float(y), "marker": "square" if kind == "port" else "circle",
+                "color": fill if ringed else STATE_COLORS[state],
+                "line_color": STATE_COLORS[state] if ringed else "black", "line_width": 2.5 if ringed else 1.0,
+                "size": size + 3 if ringed else size, "label": label, "kind": kind, "job": job,
+            }  # fmt: skip
+            for c, v in values.items():
                 nodes[c].append(v)
             return len(nodes["x"]) - 1
 
         for (part, flows), centre in zip(ordered, grid_centres(len(ordered)), strict=True):
+            jobs = self.jobs_of(flows)
+            names = ", ".join(self.job_names[j] for j in jobs)
+            shared = len(jobs) > 1
+            if shared:
+                self.shared.append(part)
+            fill = SHARED_COLOR if shared else self.job_color.get(self.job_names[jobs[0]]) if jobs else None
+            where = f" (jobs {names}: shared)" if shared else f" (job {names})" if jobs else ""
+            if by_job:
+                for c, v in zip(
+                    cells, (*map(float, centre), fill, fill, 3.0 if shared else 1.0, "dashed" if shared else "solid",
+                            f"partition {part}: {len(flows)} flows" + where),
+                    strict=True,
+                ):  # fmt: skip
+                    cells[c].append(v)
             if aggregated:
                 counts = {s: sum(states.get(f, PACKET) == s for f in flows) for s in (PACKET, FASTFORWARD, MEMO)}
                 state = max(counts, key=counts.get)
-                label = f"partition {part}: {len(flows)} flows, " + ", ".join(
+                label = f"partition {part}{where}: {len(flows)} flows, " + ", ".join(
                     f"{v} {k}" for k, v in counts.items() if v
                 )
-                node(*centre, "partition", state, label, 6 + 3 * np.sqrt(len(flows)))
+                node(*centre, "partition", state, label, 6 + 3 * np.sqrt(len(flows)), fill, names)
                 continue
             pos = cell_layout(self.cache, tuple(flows), ports_of)
             color = EDGE_COLORS[part % len(EDGE_COLORS)]
             seen_ports = set()
             for f in flows:
                 fx, fy = centre + pos[("flow", f)]
-                self.flow_rows[f] = node(fx, fy, "flow", states.get(f, PACKET), f"flow {f} (partition {part})", 12)
+                job = self.job_names[self.job_of_flow[f]] if by_job else ""
+                label = f"flow {f} (job {job}, partition {part})" if by_job else f"flow {f} (partition {part})"
+                job_color = self.job_color.get(job)
+                self.flow_rows[f] = node(fx, fy, "flow", states.get(f, PACKET), label, 12, job_color, job)
                 for p in ports_of(f):
                     px, py = centre + pos[("port", p)]
                     if p not in seen_ports:
@@ -344,10 +438,11 @@ class PartitionGraphView:
                         node(px, py, "port", "port", f"port {p}", 10)
                     edges["xs"].append([fx, px])
                     edges["ys"].append([fy, py])
-                    edges["color"].append(color)
+                    edges["color"].append(job_color if by_job else color)
         self.edges.data = edges
         self.nodes.data = nodes
-        self.sent += len(nodes["x"]) + len(edges["xs"])
+        self.cells.data = cells
+        self.sent += len(nodes["x"]) + len(edges["xs"]) + len(cells["x"])
 
 
 class ExplorerView:
@@ -360,16 +455,31 @@ class ExplorerView:
         self.memo_feed = MemoFeed()
         self.skips = SkipFeed()
         self.seen = 0
-        self.graph = PartitionGraphView()
+        self.jobs = scenario.flows.meta.get("jobs")  # several jobs: a workload.jobs.JobLayout, else None
+        self.graph = PartitionGraphView(jobs=self.jobs)
         self.x_range = DataRange1d(start=0)
-        lines = {f"f{f}": _flow_label(scenario, int(f)) for f in self.feed.flows}
+        feed = self.feed
+        lines = {f"f{f}": _flow_label(scenario, int(f)) for f in feed.flows}
+        title, colors, groups = f"sending rate of the {len(lines)} largest flows", None, None
+        if feed.job_names:  # a colour per job, one legend entry per job: the largest flows of each job in turn
+            names = [feed.job_names[j] for j in feed.flow_jobs]
+            colors = {c: job_colors(feed.job_names)[n] for c, n in zip(lines, names, strict=True)}
+            groups = {
+                f"job {n} ({names.count(n)} flows)": [c for c, m in zip(lines, names, strict=True) if m == n]
+                for n in feed.job_names
+                if n in names
+            }
+            lines = {c: f"{label}, job {n}" for (c, label), n in zip(lines.items(), names, strict=True)}
+            title = f"sending rate of {len(lines)} large flows, coloured by job"
         self.rate = LinePlot(
-            f"sending rate of the {len(lines)} largest flows",
+            title,
             _axis_label("flow_rate"),
             lines,
             self.x_range,
             DataRange1d(start=0),
             extra=("band_lo", "band_hi"),
+            colors=colors,
+            groups=groups,
         )  # fmt: skip  (the legend says what the shading is)
         self.strips = StripLayer(self.rate.figure)
         self.rate.legend.items.extend([*self.strips.items, self.strips.audit_item])

@@ -24,7 +24,18 @@ from matplotlib.figure import Figure
 from wormhole_lab.errors import InputError
 from wormhole_lab.viz.live import FASTFORWARD, MEMO, PACKET
 
-__all__ = ["EDGE_COLORS", "PALETTE", "PAPER_RC", "STATE_COLORS", "WIDTHS", "export", "figure_size"]
+__all__ = [
+    "EDGE_COLORS",
+    "JOB_COLORS",
+    "PALETTE",
+    "PAPER_RC",
+    "SHARED_COLOR",
+    "STATE_COLORS",
+    "WIDTHS",
+    "export",
+    "figure_size",
+    "job_colors",
+]
 
 #: Okabe & Ito (2008), "Color Universal Design": black, orange, sky blue, bluish green, yellow, blue,
 #: vermillion, reddish purple
@@ -40,6 +51,11 @@ LINE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
 EDGE_COLORS = ["#555555", "#009E73", "#CC79A7", "#AAAAAA", "#000000"]
 #: partition graph nodes: a flow by what it is doing (live.PACKET, FASTFORWARD, MEMO), a port white
 STATE_COLORS = {PACKET: PACKET_COLOR, FASTFORWARD: SKIP_COLOR, MEMO: MEMO_COLOR, "port": "#FFFFFF"}
+#: jobs (workload.jobs), in job order: colours the state colours do not use (grey, sky blue, orange), so a flow can
+#: be filled in its job's colour and ringed in what it is doing; cycled beyond five jobs
+JOB_COLORS = ["#0072B2", "#CC79A7", "#009E73", "#F0E442", "#000000"]
+#: a partition holding flows of several jobs (where the jobs interfere): vermillion, dashed outline
+SHARED_COLOR = "#D55E00"
 #: Bokeh legend options for legends beside a plot: a dozen flows fit next to a 260 px high plot
 COMPACT_LEGEND = {"label_text_font_size": "8pt", "glyph_height": 12, "label_height": 12, "spacing": 0, "padding": 4}
 
@@ -66,6 +82,11 @@ PAPER_RC = {
     "svg.fonttype": "none",
     "savefig.dpi": 300,
 }
+
+
+def job_colors(names) -> dict[str, str]:
+    """Each job's colour (``JOB_COLORS`` in job order)."""
+    return {name: JOB_COLORS[j % len(JOB_COLORS)] for j, name in enumerate(names)}
 
 
 def figure_size(width="single", height: float | None = None) -> tuple[float, float]:
