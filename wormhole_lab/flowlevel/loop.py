@@ -230,11 +230,12 @@ def _drain_pop(ft):
 
 
 @flow_kernel
-def _next(g, events, ft):
-    """The next event in (time, sequence) order: (its wheel row, time), (FROM_STARTS, time) when it is the next of
-    the start list, (FROM_DRAINS, time) when it is the drain heap's top, or (NO_EVENT, 0)."""
+def _next(events, ft, r):
+    """The next event in (time, sequence) order: (its queue row, time), (FROM_STARTS, time) when it is the next of
+    the start list, (FROM_DRAINS, time) when it is the drain heap's top, or (NO_EVENT, 0). ``r``: the queue's
+    first row (``wheel.first``, -1 when empty), which the loop reads again only after the queue changed (a scan of
+    the wheel's buckets)."""
     best, t, s = NO_EVENT, 0, 0
-    r = first(g, events)
     if r >= 0:
         best, t, s = r, events[r, E_TIME], events[r, E_SEQ]
     i = ft.stats[S_NEXT_START]
@@ -263,10 +264,11 @@ def run_until(t, ft, incremental, t_stop):
     n = fl.shape[0]
     n_all_ports = port_cnt.shape[0]
     link_scheduled(g, events)
+    wr = first(g, events)  # read again after each change to the queue
     while True:
         if g[G_DONE_COUNT] == n:
             return STOP_ALL_DONE
-        r, now = _next(g, events, ft)
+        r, now = _next(events, ft, wr)
         if r == NO_EVENT:
             return STOP_IDLE
         if now > t_stop:
@@ -279,7 +281,7 @@ def run_until(t, ft, incremental, t_stop):
         epoch = stats[S_EPOCH]
         n_changed = 0
         while True:
-            r, t_next = _next(g, events, ft)
+            r, t_next = _next(events, ft, wr)
             if r == NO_EVENT or t_next != now:
                 break
             if r == FROM_STARTS:
@@ -291,6 +293,7 @@ def run_until(t, ft, incremental, t_stop):
             else:
                 kind, f = events[r, E_KIND], events[r, E_A]
                 take(g, events, r)
+                wr = first(g, events)
             g[G_EVENTS] += 1
             if kind == EV_FLOW_START:
                 fl[f, FL_STATE] = FS_ACTIVE
@@ -314,10 +317,12 @@ def run_until(t, ft, incremental, t_stop):
                 remaining[f] = 0.0
                 rate[f] = 0.0
                 push(g, events, now + latency[f], EV_COMPLETE, f, 0)
+                wr = first(g, events)
             else:
                 fl[f, FL_STATE] = FS_DONE
                 fl[f, FL_FINISH] = now
                 qp.complete(g, events, fl, active, child_offset, children, f, now)
+                wr = first(g, events)  # it queued the starts of flows that waited for this one
                 continue  # a completion frees no capacity: the drain did
             for e in range(flow_off[f], flow_off[f + 1]):
                 n_changed = mark_port(flow_ports[e], epoch, changed_mark, changed, n_changed)
