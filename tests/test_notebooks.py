@@ -1,9 +1,11 @@
-"""Execute every notebook in notebooks/ at WORMHOLE_LAB_SCALE=smoke with nbmake and fail on any cell error.
+"""Execute every notebook in notebooks/ at WORMHOLE_LAB_SCALE=smoke with nbmake and fail on any cell error; for
+the notebooks in ``CHECKS``, also check what they printed.
 
 Deselect with ``-m "not notebooks"``. Needs nbmake (the test extras install it); without it the tests skip
 with a reason.
 """
 
+import re
 import time
 from pathlib import Path
 
@@ -16,9 +18,9 @@ MAX_BYTES = 1_000_000
 pytestmark = pytest.mark.notebooks
 
 
-def test_the_five_notebooks_are_there():
+def test_the_six_notebooks_are_there():
     names = [p.name for p in PATHS]
-    for prefix in ("01_", "02_", "03_", "04_", "05_"):
+    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_"):
         assert any(n.startswith(prefix) for n in names), f"no notebook {prefix}*.ipynb in {NOTEBOOKS}"
 
 
@@ -37,4 +39,42 @@ def test_notebook_runs_at_smoke_scale(path, monkeypatch):
     if result.error is not None:
         cell = result.error.failing_cell_index
         pytest.fail(f"{path.name}: cell {cell} failed: {result.error.summary}\n{result.error.trace}", pytrace=False)
+    if path.stem in CHECKS:
+        CHECKS[path.stem](result.nb)
     print(f"{path.name}: {time.perf_counter() - t0:.1f} s")
+
+
+# --- what the notebooks printed, checked from the executed copy ----------------------------------------------
+
+
+def _printed(nb, cell_id: str) -> str:
+    """The text the code cell with id ``cell_id`` printed."""
+    cells = [c for c in nb.cells if c.get("id") == cell_id]
+    assert cells, f"no cell with id {cell_id!r}"
+    return "".join(o.get("text", "") for o in cells[0].get("outputs", []) if o.get("output_type") == "stream")
+
+
+def _slowdowns(text: str) -> dict[str, float]:
+    """job name -> slowdown, from ``job_lines`` output (``job a  iterations 2 ... slowdown 1.055``)."""
+    return {m[1]: float(m[2]) for m in re.finditer(r"^job (\S+) .* slowdown (\d+\.\d+)$", text, re.M)}
+
+
+def check_06_interference(nb) -> None:
+    """One slowdown per job and placement; packed jobs share no port and come out at 1.00 (exactly 1 with the memo
+    off); interleaved ones share ports and one of them is slowed; one background run per load."""
+    text = _printed(nb, "run")
+    blocks = re.findall(r"^--- (\w+): \d+ flows, (\d+) ports carried data of both jobs\n((?:job .*\n)+)", text, re.M)
+    shared = {placement: int(n) for placement, n, _ in blocks}
+    slow = {placement: _slowdowns(lines) for placement, _, lines in blocks}
+    assert sorted(slow) == ["interleaved", "packed", "random"], text
+    assert all(sorted(s) == ["a", "b"] for s in slow.values()), slow  # one slowdown per job and placement
+    assert shared["packed"] == 0 and shared["interleaved"] > 0, shared
+    assert all(abs(s - 1) <= 0.002 for s in slow["packed"].values()), slow["packed"]
+    assert max(slow["interleaved"].values()) > 1.0, slow["interleaved"]
+    assert _slowdowns(_printed(nb, "memo-off")) == {"a": 1.0, "b": 1.0}
+    sweep = _printed(nb, "sweep")
+    loads = re.findall(r"^--- load (\d+)%$", sweep, re.M)
+    assert len(loads) >= 2 and sweep.count("job background ") == len(loads), sweep
+
+
+CHECKS = {"06_interference": check_06_interference}

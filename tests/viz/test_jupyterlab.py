@@ -9,8 +9,9 @@ from a one-cell notebook in a kernel that never loaded the plotting extension it
 button and wait for its "done" line. Screenshots go to the ``artifacts`` folder.
 
 Runtime measured here (2026-12-07, 2 cores shared with other jobs), Numba's cache warm: opening a notebook ~5 s,
-then 01 11 s, 02 25 s, 03 22 s, 04 29 s, 05 13 s in all; the views 40 s each while they fail (30 s of it the
-canvas wait); about 3.5 minutes for the module with JupyterLab's start. With a cold cache (``WORMHOLE_LAB_CACHE_DIR``
+then 01 11 s, 02 25 s, 03 22 s, 04 29 s, 05 13 s in all (06, added later: 38 s in all, both cores busy with other
+jobs); the views 40 s each while they fail (30 s of it the canvas wait); about 3.5 minutes for the module with
+JupyterLab's start, before 06. With a cold cache (``WORMHOLE_LAB_CACHE_DIR``
 empty) the first notebook compiles the engine: 01 and 02 took 176 s together.
 """
 
