@@ -1,9 +1,10 @@
 """Training scenarios: model presets and SimAI files, shrunk by a size scale to run interactively (the explorer's).
 
-``model_scenario("GPT-7B", 64, "hp", 0.01)`` is one iteration of a Table 1 preset (``workload.llm.gpt_job``) with
-flow bytes and compute times multiplied by the scale, so the iteration keeps its shape (the ratio of
-communication to compute) at a hundredth of the work. ``simai_scenario(path, ...)`` places a SimAI/AICB file on a
-rail-optimised cluster of its GPUs. ``simai_files(folder)`` lists the workload files in a folder.
+``model_scenario("GPT-7B", 64, "hp", 0.01)`` is one iteration of a Table 1 preset (``workload.jobs.Training``)
+with flow bytes and every compute time (the optimizer step too) multiplied by the scale, so the iteration keeps
+its shape (the ratio of communication to compute) at a hundredth of the work. ``simai_scenario(path, ...)``
+places a SimAI/AICB file on a rail-optimised cluster of its GPUs. ``simai_files(folder)`` lists the workload files
+in a folder.
 """
 
 import os
@@ -18,8 +19,8 @@ from wormhole_lab.simulation import Scenario
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import rail_optimized
 from wormhole_lab.workload.flows import check_scale, scaled_sizes
-from wormhole_lab.workload.llm import gpt_job
-from wormhole_lab.workload.models import DEFAULT_GPU_TFLOPS, TABLE1
+from wormhole_lab.workload.jobs import DEFAULT_GPUS_PER_SERVER, Training
+from wormhole_lab.workload.models import TABLE1
 
 __all__ = ["GPU_COUNTS", "MODELS", "default_workload_folder", "model_scenario", "simai_files", "simai_scenario"]
 
@@ -43,9 +44,8 @@ def model_scenario(model: str = "GPT-7B", gpus: int = 64, cca: str = "hp", size_
     scale = check_scale(size_scale, "size_scale")
     if gpus not in GPU_COUNTS:
         raise InputError("gpus", f"{gpus!r} GPUs is not offered", f"use one of {', '.join(map(str, GPU_COUNTS))}")
-    # compute time is flops / (gpu_tflops x efficiency): a faster GPU by 1/scale shrinks it by the same scale
-    topo, flows = gpt_job(model, gpus, gpu_tflops=DEFAULT_GPU_TFLOPS / scale)
-    flows = scaled_sizes(flows, scale)
+    flows = Training(model, gpus, scale=scale).local_flows(gpus, DEFAULT_GPUS_PER_SERVER)
+    topo = rail_optimized(gpus // DEFAULT_GPUS_PER_SERVER, DEFAULT_GPUS_PER_SERVER)
     return Scenario(
         topo,
         flows,

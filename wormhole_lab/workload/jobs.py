@@ -34,12 +34,13 @@ from wormhole_lab.topology.model import Topology
 from wormhole_lab.workload.flows import FlowTable, check_scale, scaled_sizes, stack_tables
 from wormhole_lab.workload.hpcc_flow_format import read_flows
 from wormhole_lab.workload.llm import training_iteration
-from wormhole_lab.workload.models import DEFAULT_GPU_TFLOPS, MODELS, get_model, placement_for
+from wormhole_lab.workload.models import MODELS, ComputeModel, get_model, placement_for
 from wormhole_lab.workload.simai import read_simai, simai_flows
 from wormhole_lab.workload.size_cdfs import size_cdf
 from wormhole_lab.workload.traffic_gen import host_link_rate, poisson_flows
 
 __all__ = [
+    "DEFAULT_GPUS_PER_SERVER",
     "PLACEMENTS",
     "Background",
     "FlowFile",
@@ -59,7 +60,8 @@ PLACEMENTS = ("packed", "interleaved", "random")
 class Training:
     """One iteration of a Table 1 preset (``workload.llm.training_iteration``) on ``n_gpus`` GPUs (default: the
     preset's); ``options`` go to ``training_iteration`` (``micro_batches``, ``dp_buckets``, ``gpu_tflops``, ...).
-    ``scale`` < 1 shrinks the iteration, keeping its shape (``scaled_iteration``)."""
+    ``scale`` < 1 shrinks the iteration, keeping its shape: flow bytes (``flows.scaled_sizes``) and every compute
+    time, the optimizer step included (``ComputeModel.scaled``), times ``scale``."""
 
     model: str
     n_gpus: int | None = None
@@ -75,10 +77,11 @@ class Training:
         plan = placement_for(self.model, n_gpus, gpus_per_server)
         if self.scale == 1:
             return training_iteration(get_model(self.model), plan, **self.options)
-        options = dict(self.options)
         scale = check_scale(self.scale, "Training.scale")
-        options["gpu_tflops"] = options.get("gpu_tflops", DEFAULT_GPU_TFLOPS) / scale
-        return scaled_sizes(training_iteration(get_model(self.model), plan, **options), scale)
+        options = dict(self.options)
+        gpu = {k: options.pop(k) for k in ("gpu_tflops", "efficiency") if k in options}
+        compute = ComputeModel(**gpu).scaled(scale)
+        return scaled_sizes(training_iteration(get_model(self.model), plan, compute=compute, **options), scale)
 
 
 @dataclass(frozen=True)

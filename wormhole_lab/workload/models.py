@@ -293,6 +293,13 @@ class ComputeModel:
                 "give the fraction of peak, e.g. 0.5",
             )
 
+    def scaled(self, scale: float) -> "ComputeModel":
+        """This GPU doing ``scale`` of the work: every compute time (layers and the memory-bound optimizer step
+        alike) times ``scale``, by a GPU and HBM faster by 1/scale."""
+        return dataclasses.replace(
+            self, gpu_tflops=self.gpu_tflops / scale, hbm_gbytes_per_s=self.hbm_gbytes_per_s / scale
+        )
+
     def ps(self, flops: float) -> int:
         """Picoseconds for ``flops`` floating-point operations (1 TFLOP/s = 1 flop/ps)."""
         return int(round(flops / (self.gpu_tflops * self.efficiency)))
