@@ -1,8 +1,9 @@
-"""Max-min fair rates by progressive filling (water-filling) on one set of flows and the ports they cross.
+"""Max-min fair rates by progressive filling (water-filling): ``waterfill`` on a closed set of flows (every
+flow on a listed port is listed, as a connected component or a union of them is), and ``refill``, the incremental
+recomputation the loop uses, which fills only the flows whose rate can change and gives the same rates to the bit.
 
 Flows and ports form a bipartite graph: flow ``f`` crosses ``flow_ports[flow_off[f]:flow_off[f + 1]]``; the
-``port_cnt[p]`` flows on port ``p`` are ``port_flows[port_off[p]:port_off[p] + port_cnt[p]]``. The set given
-must be closed (every flow on a listed port is listed), as a connected component or a union of them is.
+``port_cnt[p]`` flows on port ``p`` are ``port_flows[port_off[p]:port_off[p] + port_cnt[p]]``.
 """
 
 import numpy as np
