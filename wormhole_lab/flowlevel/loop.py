@@ -174,11 +174,14 @@ def _before(t1, s1, t2, s2):
     return t1 < t2 or (t1 == t2 and s1 < s2)
 
 
+# The drain heap's helpers take its arrays (dt, ds, df: time, sequence and flow per entry; dpos: each flow's entry)
+# rather than the FlowTables: a function of the whole tuple takes its 50 arrays as arguments, which costs compile
+# time in each such helper.
+
+
 @flow_kernel
-def _drain_sift(ft, i):
-    """Move heap entry ``i`` of the drain heap up or down to its place."""
-    dt, ds, df, dpos = ft.drain_time, ft.drain_seq, ft.drain_flow, ft.drain_pos
-    size = ft.stats[S_DRAINS]
+def _drain_sift(dt, ds, df, dpos, size, i):
+    """Move entry ``i`` of the drain heap (``size`` entries) up or down to its place."""
     t, s, f = dt[i], ds[i], df[i]
     while i > 0:
         parent = (i - 1) >> 1
@@ -203,34 +206,30 @@ def _drain_sift(ft, i):
 
 
 @flow_kernel
-def _drain_at(ft, f, time, seq):
+def _drain_at(dt, ds, df, dpos, stats, f, time, seq):
     """Schedule flow ``f``'s drain at ``time`` (sequence ``seq``), replacing the one it had."""
-    i = ft.drain_pos[f]
+    i = dpos[f]
     if i < 0:
-        i = ft.stats[S_DRAINS]
-        ft.stats[S_DRAINS] += 1
-        ft.drain_flow[i] = f
-    ft.drain_time[i], ft.drain_seq[i] = time, seq
-    _drain_sift(ft, i)
+        i = stats[S_DRAINS]
+        stats[S_DRAINS] += 1
+        df[i] = f
+    dt[i], ds[i] = time, seq
+    _drain_sift(dt, ds, df, dpos, stats[S_DRAINS], i)
 
 
 @flow_kernel
-def _drain_pop(ft):
+def _drain_pop(dt, ds, df, dpos, stats):
     """Remove the earliest drain (the heap's top)."""
-    ft.drain_pos[ft.drain_flow[0]] = -1
-    ft.stats[S_DRAINS] -= 1
-    last = ft.stats[S_DRAINS]
+    dpos[df[0]] = -1
+    stats[S_DRAINS] -= 1
+    last = stats[S_DRAINS]
     if last > 0:
-        ft.drain_time[0], ft.drain_seq[0], ft.drain_flow[0] = (
-            ft.drain_time[last],
-            ft.drain_seq[last],
-            ft.drain_flow[last],
-        )
-        _drain_sift(ft, 0)
+        dt[0], ds[0], df[0] = dt[last], ds[last], df[last]
+        _drain_sift(dt, ds, df, dpos, last, 0)
 
 
 @flow_kernel
-def _next(events, ft, r):
+def _next(events, r, start_time, start_seq, dt, ds, stats):
     """The next event in (time, sequence) order: (its queue row, time), (FROM_STARTS, time) when it is the next of
     the start list, (FROM_DRAINS, time) when it is the drain heap's top, or (NO_EVENT, 0). ``r``: the queue's
     first row (``wheel.first``, -1 when empty), which the loop reads again only after the queue changed (a scan of
@@ -238,11 +237,11 @@ def _next(events, ft, r):
     best, t, s = NO_EVENT, 0, 0
     if r >= 0:
         best, t, s = r, events[r, E_TIME], events[r, E_SEQ]
-    i = ft.stats[S_NEXT_START]
-    if i < ft.start_time.shape[0] and (best == NO_EVENT or _before(ft.start_time[i], ft.start_seq[i], t, s)):
-        best, t, s = FROM_STARTS, ft.start_time[i], ft.start_seq[i]
-    if ft.stats[S_DRAINS] > 0 and (best == NO_EVENT or _before(ft.drain_time[0], ft.drain_seq[0], t, s)):
-        best, t = FROM_DRAINS, ft.drain_time[0]
+    i = stats[S_NEXT_START]
+    if i < start_time.shape[0] and (best == NO_EVENT or _before(start_time[i], start_seq[i], t, s)):
+        best, t, s = FROM_STARTS, start_time[i], start_seq[i]
+    if stats[S_DRAINS] > 0 and (best == NO_EVENT or _before(dt[0], ds[0], t, s)):
+        best, t = FROM_DRAINS, dt[0]
     return best, t
 
 
@@ -261,6 +260,14 @@ def run_until(t, ft, incremental, t_stop):
     rate, remaining, updated_at, share, neck = ft.rate, ft.remaining, ft.updated_at, ft.share, ft.neck
     flow_mark, port_mark, comp_flows, comp_ports = ft.flow_mark, ft.port_mark, ft.comp_flows, ft.comp_ports
     load, neck_cnt, changed, changed_mark = ft.load, ft.neck_cnt, ft.changed, ft.changed_mark
+    dt, ds, df, dpos, start_time, start_seq = (
+        ft.drain_time,
+        ft.drain_seq,
+        ft.drain_flow,
+        ft.drain_pos,
+        ft.start_time,
+        ft.start_seq,
+    )
     n = fl.shape[0]
     n_all_ports = port_cnt.shape[0]
     link_scheduled(g, events)
@@ -268,7 +275,7 @@ def run_until(t, ft, incremental, t_stop):
     while True:
         if g[G_DONE_COUNT] == n:
             return STOP_ALL_DONE
-        r, now = _next(events, ft, wr)
+        r, now = _next(events, wr, start_time, start_seq, dt, ds, stats)
         if r == NO_EVENT:
             return STOP_IDLE
         if now > t_stop:
@@ -281,15 +288,15 @@ def run_until(t, ft, incremental, t_stop):
         epoch = stats[S_EPOCH]
         n_changed = 0
         while True:
-            r, t_next = _next(events, ft, wr)
+            r, t_next = _next(events, wr, start_time, start_seq, dt, ds, stats)
             if r == NO_EVENT or t_next != now:
                 break
             if r == FROM_STARTS:
                 kind, f = EV_FLOW_START, ft.start_flow[stats[S_NEXT_START]]
                 stats[S_NEXT_START] += 1
             elif r == FROM_DRAINS:
-                kind, f = EV_DRAIN, ft.drain_flow[0]
-                _drain_pop(ft)
+                kind, f = EV_DRAIN, df[0]
+                _drain_pop(dt, ds, df, dpos, stats)
             else:
                 kind, f = events[r, E_KIND], events[r, E_A]
                 take(g, events, r)
@@ -361,4 +368,4 @@ def run_until(t, ft, incremental, t_stop):
             rate[f] = share[f]
             seq = g[G_SEQ]  # the drain takes a sequence number as a push would: same order of same-time events
             g[G_SEQ] = seq + 1
-            _drain_at(ft, f, now + math.ceil(remaining[f] / rate[f]), seq)
+            _drain_at(dt, ds, df, dpos, stats, f, now + math.ceil(remaining[f] / rate[f]), seq)
