@@ -119,48 +119,48 @@ def _pop(hkey, hitem, hver, size):
 
 
 @flow_kernel
-def _add_flow(f, epoch, ft, n_flows, n_ports, n_loose):
+def _add_flow(
+    f, epoch, n_flows, n_ports, n_loose, flow_off, flow_ports, port_cnt, cap, load, neck, neck_cnt, prev_neck,
+    flow_mark, comp_flows, port_mark, comp_ports, loose_mark, loose,
+):  # fmt: skip
     """Put flow ``f`` in the recomputed set, its tight ports in the region and its loose ports on the loose list;
     returns the new sizes. A port is tight when it is an active flow's bottleneck (``neck_cnt``) or was made
     tight during this instant. A flow with no tight port gets its port of least spare capacity per flow tight,
-    so that the fill freezes it somewhere (where it will likely be held)."""
-    port_mark, neck_cnt, loose_mark, cap, load, port_cnt = (
-        ft.port_mark,
-        ft.neck_cnt,
-        ft.loose_mark,
-        ft.cap,
-        ft.load,
-        ft.port_cnt,
-    )
-    ft.flow_mark[f] = epoch
-    ft.comp_flows[n_flows] = f
-    ft.prev_neck[f] = ft.neck[f]
+    so that the fill freezes it somewhere (where it will likely be held). (The arrays of ``FlowTables`` it uses
+    are passed one by one: a kernel taking the whole tuple costs seconds of compilation.)"""
+    flow_mark[f] = epoch
+    comp_flows[n_flows] = f
+    prev_neck[f] = neck[f]
     tight, best, best_share = False, -1, np.inf
-    for e in range(ft.flow_off[f], ft.flow_off[f + 1]):
-        q = ft.flow_ports[e]
+    for e in range(flow_off[f], flow_off[f + 1]):
+        q = flow_ports[e]
         if port_mark[q] == epoch:
             tight = True
         elif neck_cnt[q] > 0:
-            n_ports = mark_port(q, epoch, port_mark, ft.comp_ports, n_ports)
+            n_ports = mark_port(q, epoch, port_mark, comp_ports, n_ports)
             tight = True
         else:
             if loose_mark[q] != epoch:
                 loose_mark[q] = epoch
-                ft.loose[n_loose] = q
+                loose[n_loose] = q
                 n_loose += 1
             spare = (cap[q] - load[q]) / port_cnt[q]
             if spare < best_share:
                 best, best_share = q, spare
     if not tight:
-        n_ports = mark_port(best, epoch, port_mark, ft.comp_ports, n_ports)
+        n_ports = mark_port(best, epoch, port_mark, comp_ports, n_ports)
     return n_flows + 1, n_ports, n_loose
 
 
 @flow_kernel
-def _fill_region(ft, n_ports, epoch, stamp):
-    """One water-filling of the region (``ft.comp_ports[:n_ports]``) with the flows outside the recomputed set
-    (``flow_mark != epoch``) held at their rates; returns the number of those outside flows, listed in
-    ``ft.outside``.
+def _fill_region(
+    n_ports, epoch, stamp, ports, flow_off, flow_ports, port_off, port_flows, port_cnt, cap, res, cnt, frozen, fresh,
+    share, flow_mark, port_mark, port_level, port_ver, neck, hkey, hitem, hver, dirty, dirty_mark, outside, seen,
+    rate,
+):  # fmt: skip
+    """One water-filling of the region (``ports[:n_ports]``; the ``FlowTables`` arrays of these names are passed one
+    by one, as to ``_add_flow``) with the flows outside the recomputed set (``flow_mark != epoch``) held at their
+    rates; returns the number of those outside flows, listed in ``outside``.
 
     The same levels in the same order as ``waterfill`` on the whole graph: a port's share is its residual capacity
     over its unfrozen flows, the smallest share left is the next level, and every port at exactly that share
@@ -171,25 +171,6 @@ def _fill_region(ft, n_ports, epoch, stamp):
     what the whole graph gives, so are every other rate and port level, to the bit. ``share[f]`` receives each
     flow's level, ``port_level[p]`` the level at which port p froze (-1: never, it was not a bottleneck), and a
     flow of the set records the port that froze it in ``neck``."""
-    ports, flow_off, flow_ports, port_off, port_flows = (
-        ft.comp_ports,
-        ft.flow_off,
-        ft.flow_ports,
-        ft.port_off,
-        ft.port_flows,
-    )
-    port_cnt, cap, res, cnt, frozen, fresh, share = ft.port_cnt, ft.cap, ft.res, ft.cnt, ft.frozen, ft.fresh, ft.share
-    flow_mark, port_mark, port_level, port_ver, neck = ft.flow_mark, ft.port_mark, ft.port_level, ft.port_ver, ft.neck
-    hkey, hitem, hver, dirty, dirty_mark, outside, seen, rate = (
-        ft.hkey,
-        ft.hitem,
-        ft.hver,
-        ft.dirty,
-        ft.dirty_mark,
-        ft.outside,
-        ft.seen,
-        ft.rate,
-    )
     n_all = port_cnt.shape[0]
     size = 0
     for i in range(n_ports):
@@ -291,6 +272,16 @@ def refill(ft, n_changed, epoch):
         ft.cap,
     )
     stats, neck_cnt, loose_mark = ft.stats, ft.neck_cnt, ft.loose_mark
+    # the arrays _add_flow and _fill_region take
+    arrays = (
+        flow_off, flow_ports, port_cnt, cap, load, neck, neck_cnt, ft.prev_neck, flow_mark, comp_flows, port_mark,
+        ft.comp_ports, loose_mark, loose,
+    )  # fmt: skip
+    fill_arrays = (
+        ft.comp_ports, flow_off, flow_ports, port_off, port_flows, port_cnt, cap, ft.res, ft.cnt, ft.frozen, ft.fresh,
+        share, flow_mark, port_mark, port_level, ft.port_ver, neck, ft.hkey, ft.hitem, ft.hver, ft.dirty,
+        ft.dirty_mark, outside, ft.seen, rate,
+    )  # fmt: skip
     n_flows, n_ports, n_loose = 0, 0, 0
     for i in range(n_changed):
         p = ft.changed[i]
@@ -305,7 +296,7 @@ def refill(ft, n_changed, epoch):
         for j in range(port_off[p], port_off[p] + port_cnt[p]):
             f = port_flows[j]
             if flow_mark[f] != epoch and (neck[f] == p or neck[f] < 0):
-                n_flows, n_ports, n_loose = _add_flow(f, epoch, ft, n_flows, n_ports, n_loose)
+                n_flows, n_ports, n_loose = _add_flow(f, epoch, n_flows, n_ports, n_loose, *arrays)
     k = 0
     while True:
         while k < n_ports:
@@ -314,17 +305,17 @@ def refill(ft, n_changed, epoch):
             for j in range(port_off[p], port_off[p] + port_cnt[p]):
                 f = port_flows[j]
                 if flow_mark[f] != epoch and neck[f] == p:
-                    n_flows, n_ports, n_loose = _add_flow(f, epoch, ft, n_flows, n_ports, n_loose)
+                    n_flows, n_ports, n_loose = _add_flow(f, epoch, n_flows, n_ports, n_loose, *arrays)
         stats[S_EPOCH] += 1  # later than any stamp or epoch in the scratch arrays
         stats[S_ROUNDS] += 1
-        n_out = _fill_region(ft, n_ports, epoch, stats[S_EPOCH])
+        n_out = _fill_region(n_ports, epoch, stats[S_EPOCH], *fill_arrays)
         stats[S_VISITED] += n_flows + n_out
         grown = False
         for i in range(n_out):
             g = outside[i]
             b = neck[g]
             if share[g] != rate[g] or b < 0 or (port_mark[b] == epoch and port_level[b] != rate[g]):
-                n_flows, n_ports, n_loose = _add_flow(g, epoch, ft, n_flows, n_ports, n_loose)
+                n_flows, n_ports, n_loose = _add_flow(g, epoch, n_flows, n_ports, n_loose, *arrays)
                 grown = True
         for i in range(n_loose):
             delta[loose[i]] = 0.0
