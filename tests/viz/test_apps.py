@@ -178,6 +178,20 @@ def test_ipywidgets_controls_drive_the_same_objects(tmp_path):
     assert e.run.done and e.run.skip_windows() and e.button.description == "Run (Wormhole mode)"
 
 
+def test_the_explorer_widget_says_like_the_page_that_each_job_runs_alone(tmp_path):
+    from wormhole_lab.viz.notebook import explorer_widget
+
+    e = Exploration(workload=TWO_JOBS, job_scale=0.001, memo_path=str(tmp_path / "memo.sqlite"))
+    widget, messages = explorer_widget(e), []
+    widget.message.observe(lambda change: messages.append(change["new"]), names="value")
+    run = widget.start()
+    assert run.done and run.finish_seconds > 0
+    # between the last flow's end and the run's, the app's text (not only "running: … µs")
+    alone = [m for m in messages if "now running each job alone on the same GPUs (wormhole mode)" in m]
+    assert alone and alone[0].startswith("every flow completed by "), messages
+    assert messages[-1].startswith("done"), messages
+
+
 def test_a_first_run_says_in_the_page_and_the_widget_that_it_compiles(monkeypatch):
     from wormhole_lab import compile_notice
     from wormhole_lab.viz.notebook import lesson_widget

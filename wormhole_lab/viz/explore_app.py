@@ -325,6 +325,15 @@ def _visible_for(workload: str) -> dict[str, bool]:
     }  # fmt: skip
 
 
+def alone_runs_status(run) -> str:
+    """What a ``JobsRun`` does once ``finishing``: each job runs alone for its slowdown (the page's status and the
+    notebook widget's message say it)."""
+    return (
+        f"every flow completed by {run.now_ps / 1e6:.0f} µs; now running each job alone on the same GPUs "
+        f"({run.scenario.alone_mode} mode) for its slowdown…"
+    )
+
+
 class _Driver(LiveDriver):
     """The LiveDriver, saying what happens between the last flow's end and the run's: each job runs alone. The
     slices follow each other without a pause, so after that status the next ticks leave the server's loop idle for
@@ -346,9 +355,7 @@ class _Driver(LiveDriver):
             if self._paused_until is None and self._callback is not None:
                 self._paused_until = time.perf_counter() + self.PAUSE_S
             self.status.object = (
-                f"Run {self.runs_started}: every flow completed by {run.now_ps / 1e6:.0f} µs; now running each job "
-                f"alone on the same GPUs ({run.scenario.alone_mode} mode) for its slowdown… "
-                f"({time.perf_counter() - self.started_at:.1f} s)"
+                f"Run {self.runs_started}: {alone_runs_status(run)} ({time.perf_counter() - self.started_at:.1f} s)"
             )
         return more
 

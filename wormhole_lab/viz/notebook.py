@@ -50,14 +50,16 @@ def param_controls(obj: param.Parameterized) -> dict[str, widgets.Widget]:
 
 class _RunWidget(widgets.VBox):
     """Controls, a run button, a status line and the live views. ``start_views()`` builds the runs and their views:
-    (runs, a Panel layout, ``update(final)``)."""
+    (runs, a Panel layout, ``update(final)``). ``finishing_text(run)``: the status line while a run is ``finishing``
+    (a multi-job run's alone runs, after its last flow), else it says how far the run is."""
 
-    def __init__(self, obj, start_views, button_text: str):
+    def __init__(self, obj, start_views, button_text: str, finishing_text=None):
         # the plotting extension, loaded here, in the cell that shows the widget: loaded from the button's callback
         # its scripts would reach no cell in JupyterLab (idempotent: a notebook that loaded it already is left as is)
         notebook_extension()
         self._obj = obj
         self._start_views = start_views
+        self._finishing_text = finishing_text
         self.controls = param_controls(obj)
         self.button = widgets.Button(
             description=button_text, button_style="primary", layout=widgets.Layout(width="auto")
@@ -116,7 +118,10 @@ class _RunWidget(widgets.VBox):
                     r.step(budget_s=SLICE_S / len(running))
                 if live and time.perf_counter() - last > REDRAW_S and _redraw(layout, update, False):
                     last = time.perf_counter()
-                if time.perf_counter() - t0 > 1:  # where the run is, whether the views are drawn yet or not
+                finishing = [r for r in runs if not r.done and getattr(r, "finishing", False)]
+                if finishing and self._finishing_text is not None:  # said before the next step holds the kernel
+                    self.message.value = f"{self._finishing_text(finishing[0])} ({time.perf_counter() - t0:.1f} s)"
+                elif time.perf_counter() - t0 > 1:  # where the run is, whether the views are drawn yet or not
                     self.message.value = (
                         f"running: {self.run.now_ps / 1e6:.0f} µs simulated ({time.perf_counter() - t0:.1f} s)"
                     )
@@ -208,7 +213,7 @@ def lesson_widget(lesson=None) -> _RunWidget:
 
 def explorer_widget(exploration=None) -> _RunWidget:
     """ipywidgets version of the Wormhole explorer."""
-    from wormhole_lab.viz.explore_app import Exploration, explorer_summary
+    from wormhole_lab.viz.explore_app import Exploration, alone_runs_status, explorer_summary
 
     exploration = exploration or Exploration()
 
@@ -224,6 +229,6 @@ def explorer_widget(exploration=None) -> _RunWidget:
 
         return [run], layout, update
 
-    w = _RunWidget(exploration, start_views, "Run (Wormhole mode)")
+    w = _RunWidget(exploration, start_views, "Run (Wormhole mode)", finishing_text=alone_runs_status)
     w.exploration = exploration
     return w
