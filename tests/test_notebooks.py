@@ -61,7 +61,7 @@ def _slowdowns(text: str) -> dict[str, float]:
 
 def check_06_interference(nb) -> None:
     """One slowdown per job and placement; packed jobs share no port and come out at 1.00 (exactly 1 with the memo
-    off); interleaved ones share ports and one of them is slowed; one background run per load."""
+    off); interleaved ones share ports and one of them is slowed; one background run per load, at 10, 30 and 50 %."""
     text = _printed(nb, "run")
     blocks = re.findall(r"^--- (\w+): \d+ flows, (\d+) ports carried data of both jobs\n((?:job .*\n)+)", text, re.M)
     shared = {placement: int(n) for placement, n, _ in blocks}
@@ -73,8 +73,9 @@ def check_06_interference(nb) -> None:
     assert max(slow["interleaved"].values()) > 1.0, slow["interleaved"]
     assert _slowdowns(_printed(nb, "memo-off")) == {"a": 1.0, "b": 1.0}
     sweep = _printed(nb, "sweep")
-    loads = re.findall(r"^--- load (\d+)%$", sweep, re.M)
-    assert len(loads) >= 2 and sweep.count("job background ") == len(loads), sweep
+    loads = dict(re.findall(r"^--- load (\d+)%\n((?:job .*\n)+)", sweep, re.M))
+    assert list(loads) == ["10", "30", "50"], sweep
+    assert all(sorted(_slowdowns(lines)) == ["background", "job"] for lines in loads.values()), sweep
 
 
 CHECKS = {"06_interference": check_06_interference}
