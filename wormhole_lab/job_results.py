@@ -15,12 +15,15 @@ Added to a run's results when its flow table holds a ``JobLayout``:
   frames received by the ports its data crossed). Marks and pauses are per port: the engine does not count them
   per job.
 
-The alone runs (``alone_mode``) are the same scenario with one job, on the same hosts, without telemetry; by
-default in Wormhole mode, which costs a fraction of the run it compares with ("wormhole"); "packet" and "flow"
-run them in those modes, "off" skips them (the alone and slowdown variables are then NaN).
+The alone runs (``alone_mode``) are the same scenario with one job, on the same hosts, without telemetry. By
+default they run in Wormhole mode ("wormhole"), one job after another, sharing one memo: a temporary one for the
+alone runs (as the run's own is), or the scenario's memo file. "packet" and "flow" run them in those modes, "off"
+skips them (the alone and slowdown variables are then NaN).
 """
 
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -79,16 +82,20 @@ def alone_runs(scenario, mode: str, simulation) -> dict[str, np.ndarray] | None:
     }
     if mode == "off":
         return out
-    for j in range(len(layout.jobs)):
-        flows = jobs_flows(scenario.topology, [layout.alone(j)])
-        alone = replace(scenario, flows=flows, name=f"{scenario.name}: job {layout.jobs[j].name} alone",
-                        telemetry=Telemetry.off(), alone_mode="off")  # fmt: skip
-        sim = simulation(alone, mode=mode)
-        sim.run()
-        times = job_times(sim.results, flows.meta["jobs"])
-        out["iteration_time"][j, : times["iteration_time"].shape[1]] = times["iteration_time"][0]
-        out["completion_time"][j] = times["completion_time"][0]
-        out["mean_fct"][j] = times["mean_fct"][0]
+    with tempfile.TemporaryDirectory(prefix="wormhole-lab-alone-") as folder:
+        wormhole = scenario.wormhole
+        if mode == "wormhole" and wormhole.memo is True:  # one memo for all of them: a pattern of one job is a hit
+            wormhole = replace(wormhole, memo=str(Path(folder) / "alone-memo.sqlite"))  # for the next one
+        for j in range(len(layout.jobs)):
+            flows = jobs_flows(scenario.topology, [layout.alone(j)])
+            alone = replace(scenario, flows=flows, name=f"{scenario.name}: job {layout.jobs[j].name} alone",
+                            telemetry=Telemetry.off(), wormhole=wormhole, alone_mode="off")  # fmt: skip
+            sim = simulation(alone, mode=mode)
+            sim.run()
+            times = job_times(sim.results, flows.meta["jobs"])
+            out["iteration_time"][j, : times["iteration_time"].shape[1]] = times["iteration_time"][0]
+            out["completion_time"][j] = times["completion_time"][0]
+            out["mean_fct"][j] = times["mean_fct"][0]
     return out
 
 
