@@ -9,7 +9,8 @@ p99 per-flow FCT error and iteration-time error of flow mode against packet mode
 
 Generator workloads (``--generator``): the reference's traffic generator (``poisson_on_topology``: Poisson
 arrivals per host, uniform destinations) with its CDFs (WebSearch, FbHdp, AliStorage2019, GoogleRPC2008: the
-``traffic_gen/*.txt`` files of HPCC's repository, ``--cdf-dir``) at each of ``--loads`` on fat_perm64's 320-host
+``traffic_gen/*.txt`` files of HPCC's repository: the package's copies of the first three, ``size_cdfs``, or the
+files in ``--cdf-dir``) at each of ``--loads`` on fat_perm64's 320-host
 fat tree at 100 Gb/s, under ``--cca`` (fat_perm64's DCQCN config, or its HPCC variant as
 ``bench_standard_workloads.py`` makes it), seed 1. The window is sized for ``--flows`` flows (default per CDF,
 ``GENERATOR_FLOWS``: heavy-tailed WebSearch and FbHdp take packet mode minutes per few thousand flows). Each
@@ -18,7 +19,7 @@ a table closes the run: flows, simulation seconds of each mode, the speedup, mea
 flow mode against packet mode, and flow mode's recomputation counts.
 
 usage: python benchmarks/bench_flow_mode.py [--scale 0.3] [--repeat 2] [--cases fat_perm64,gpt7b]
-       python benchmarks/bench_flow_mode.py --generator --cdf-dir HPCC/traffic_gen [--cdfs alistorage,...]
+       python benchmarks/bench_flow_mode.py --generator [--cdf-dir HPCC/traffic_gen] [--cdfs alistorage,...]
            [--loads 0.3,0.5,0.7] [--flows N] [--cca hpcc] [--modes packet,flow]
 """
 
@@ -36,7 +37,8 @@ from side_by_side import SHARED, config_variant, hpcc_changes, versions
 
 from wormhole_lab.ns3_run import ns3_scenario
 from wormhole_lab.simulation import Scenario, Simulation
-from wormhole_lab.workload.traffic_gen import host_link_rate, poisson_on_topology, read_cdf
+from wormhole_lab.workload.size_cdfs import size_cdf
+from wormhole_lab.workload.traffic_gen import host_link_rate, poisson_on_topology
 
 CASES = ("fat_perm64", "gpt7b")
 CDF_FILES = {
@@ -45,6 +47,7 @@ CDF_FILES = {
     "alistorage": "AliStorage2019.txt",
     "googlerpc": "GoogleRPC2008.txt",
 }
+BUILT_IN = {"websearch": "WebSearch", "fbhdp": "FbHdp", "alistorage": "AliStorage2019"}  # size_cdfs.NAMED_CDFS
 # flows per generator case: AliStorage2019 at 50 % over 1 ms is the issue's ~49,000-flow workload
 GENERATOR_FLOWS = {"websearch": 3_200, "fbhdp": 10_000, "alistorage": 50_000, "googlerpc": 50_000}
 
@@ -65,13 +68,15 @@ def fat_perm64(shared: Path, folder: Path, cca: str = "dcqcn") -> Scenario:
         os.chdir(cwd)
 
 
-def generator(base: Scenario, cdf: Path, load: float, flows: int) -> Scenario:
-    """``base`` (fat_perm64's topology and config) with ``flows`` Poisson flows of ``cdf`` at ``load``."""
+def generator(base: Scenario, cdf: str, load: float, flows: int) -> Scenario:
+    """``base`` (fat_perm64's topology and config) with ``flows`` Poisson flows of ``cdf`` (a CDF file or a name of
+    ``size_cdfs.NAMED_CDFS``) at ``load``."""
+    sizes = size_cdf(cdf)
     hosts = len(base.topology.hosts)
-    per_host = load * host_link_rate(base.topology) / 8 / read_cdf(cdf).mean_bytes  # flows per second
+    per_host = load * host_link_rate(base.topology) / 8 / sizes.mean_bytes  # flows per second
     duration_ps = round(flows / (hosts * per_host) * 1e12)
-    table = poisson_on_topology(base.topology, cdf, load, duration_ps, seed=1)
-    return replace(base, flows=table, name=f"{cdf.stem} {load:.0%}")
+    table = poisson_on_topology(base.topology, sizes, load, duration_ps, seed=1)
+    return replace(base, flows=table, name=f"{Path(cdf).stem} {load:.0%}")
 
 
 def gpt7b(scale: float) -> Scenario:
@@ -162,24 +167,32 @@ def generator_table(rows: list[dict]) -> None:
         print(f"| {r['case']} | {r['flows']:,} | {packet} | {flow} | {speed} | {err} | {work} |")
 
 
+def cdf_source(name: str, cdf_dir: str | None) -> str:
+    """The CDF file of ``name`` in ``cdf_dir`` when given, else the package's copy of its points (GoogleRPC2008,
+    843 points, has none: it needs ``--cdf-dir``)."""
+    if name not in CDF_FILES:
+        raise SystemExit(f"unknown CDF {name!r}; choose among {', '.join(CDF_FILES)}")
+    if cdf_dir is None and name in BUILT_IN:
+        return BUILT_IN[name]
+    path = Path(cdf_dir or "") / CDF_FILES[name]
+    if not path.is_file():
+        raise SystemExit(
+            f"{path} not found: give --cdf-dir, the traffic_gen folder of "
+            "github.com/alibaba-edu/High-Precision-Congestion-Control"
+        )
+    return str(path)
+
+
 def run_generator(args, tmp: Path) -> None:
-    cdf_dir = Path(args.cdf_dir or "")
     names = args.cdfs.split(",")
-    for name in names:
-        if name not in CDF_FILES:
-            raise SystemExit(f"unknown CDF {name!r}; choose among {', '.join(CDF_FILES)}")
-        if not (cdf_dir / CDF_FILES[name]).is_file():
-            raise SystemExit(
-                f"{cdf_dir / CDF_FILES[name]} not found: give --cdf-dir, the traffic_gen folder of "
-                "github.com/alibaba-edu/High-Precision-Congestion-Control"
-            )
+    sources = {name: cdf_source(name, args.cdf_dir) for name in names}
     base = fat_perm64(Path(args.shared), tmp, args.cca)
     modes = tuple(args.modes.split(","))
     rows = []
     for name in names:
         for load in (float(x) for x in args.loads.split(",")):
             flows = args.flows or GENERATOR_FLOWS[name]
-            scenario = generator(base, cdf_dir / CDF_FILES[name], load, flows)
+            scenario = generator(base, sources[name], load, flows)
             rows.append(generator_case(f"{name} {load:.0%} {args.cca}", scenario, args.repeat_generator, modes))
     generator_table(rows)
 
@@ -191,8 +204,8 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--shared", default=str(SHARED))
     parser.add_argument("--generator", action="store_true", help="run the generator workloads instead of --cases")
-    parser.add_argument("--cdf-dir", help="HPCC's traffic_gen folder (its CDF files)")
-    parser.add_argument("--cdfs", default=",".join(CDF_FILES))
+    parser.add_argument("--cdf-dir", help="HPCC's traffic_gen folder (default: the package's copies of three of them)")
+    parser.add_argument("--cdfs", default=",".join(BUILT_IN), help=f"among {', '.join(CDF_FILES)}")
     parser.add_argument("--loads", default="0.3,0.5,0.7")
     parser.add_argument("--flows", type=int, help="flows per generator case (default: per CDF, GENERATOR_FLOWS)")
     parser.add_argument("--cca", choices=("dcqcn", "hpcc"), default="hpcc", help="generator workloads' CCA")
