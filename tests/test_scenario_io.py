@@ -634,3 +634,10 @@ def test_bad_job_files_say_what_is_missing(tmp_path, extra, words):
 def test_alone_without_jobs_is_refused(tmp_path):
     err = error_of(tmp_path, INCAST + "alone: packet\n")
     assert "alone" in err.problem and "jobs" in err.problem
+
+
+def test_a_file_of_jobs_records_no_series_unless_it_asks(tmp_path):
+    quiet = load_scenario(write(tmp_path, JOBS.replace("telemetry: off\n", "")))
+    asked = load_scenario(write(tmp_path, JOBS.replace("telemetry: off\n", "telemetry: on\n"), "on.yaml"))
+    assert not quiet.telemetry.enabled and asked.telemetry == Telemetry()
+    assert load_scenario(save_scenario(asked, tmp_path / "saved.yaml")).telemetry == Telemetry()

@@ -56,6 +56,8 @@ def save_scenario(scenario: Scenario, path) -> Path:
         doc["flows"] = _flows_doc(scenario.flows, scenario.topology, base, stem)
     doc.update(_config_doc(scenario.config, scenario.meta.get("preset"), scenario.topology))
     telemetry = _telemetry_doc(scenario.telemetry)
+    if telemetry is None and "jobs" in doc:  # the default settings, which a file of jobs has only when it says so
+        telemetry = "on"
     if telemetry is not None:
         doc["telemetry"] = telemetry
     wormhole = _wormhole_doc(scenario.wormhole, base)
