@@ -60,8 +60,9 @@ def _slowdowns(text: str) -> dict[str, float]:
 
 
 def check_06_interference(nb) -> None:
-    """One slowdown per job and placement; packed jobs share no port and come out at 1.00 (exactly 1 with the memo
-    off); interleaved ones share ports and one of them is slowed; one background run per load, at 10, 30 and 50 %."""
+    """One slowdown per job and placement, all runs and alone runs in packet mode; packed jobs share no port and
+    come out at exactly 1 (printed to the last bit, from repr); interleaved ones share ports and one of them is
+    slowed; one background run per load, at 10, 30 and 50 %."""
     text = _printed(nb, "run")
     blocks = re.findall(r"^--- (\w+): \d+ flows, (\d+) ports carried data of both jobs\n((?:job .*\n)+)", text, re.M)
     shared = {placement: int(n) for placement, n, _ in blocks}
@@ -69,13 +70,16 @@ def check_06_interference(nb) -> None:
     assert sorted(slow) == ["interleaved", "packed", "random"], text
     assert all(sorted(s) == ["a", "b"] for s in slow.values()), slow  # one slowdown per job and placement
     assert shared["packed"] == 0 and shared["interleaved"] > 0, shared
-    assert all(abs(s - 1) <= 0.002 for s in slow["packed"].values()), slow["packed"]
+    assert slow["packed"] == {"a": 1.0, "b": 1.0}, slow["packed"]  # printed 1.000; exactly 1 below
     assert max(slow["interleaved"].values()) > 1.0, slow["interleaved"]
-    assert _slowdowns(_printed(nb, "memo-off")) == {"a": 1.0, "b": 1.0}
+    assert text.count("each job run by itself on the same GPUs, in packet mode") == 3, text  # exact alone runs
+    exact = re.search(r"^packed, slowdowns to the last bit: \[(.*)\]$", _printed(nb, "table"), re.M)
+    assert exact and [float(x) for x in exact[1].split(",")] == [1.0, 1.0], _printed(nb, "table")
     sweep = _printed(nb, "sweep")
     loads = dict(re.findall(r"^--- load (\d+)%\n((?:job .*\n)+)", sweep, re.M))
     assert list(loads) == ["10", "30", "50"], sweep
     assert all(sorted(_slowdowns(lines)) == ["background", "job"] for lines in loads.values()), sweep
+    assert sweep.count("in packet mode") == 3, sweep
 
 
 CHECKS = {"06_interference": check_06_interference}
