@@ -39,9 +39,13 @@ def _check_size(fn: str, size) -> int:
     return int(size)
 
 
-def _config(cca: str, link_gbps: int, changes: dict):
+def _lesson(topo, flows, cca: str, link_gbps: int, changes: dict, name: str, kind: str, **fields) -> Scenario:
+    """A teaching Scenario: the preset of ``cca`` at ``link_gbps`` with ``changes``, live telemetry, and in ``meta``
+    what kind of lesson it is and the bottleneck's rate (every link runs at ``link_gbps``)."""
     cfg = preset(cca, host_bw_gbps=link_gbps)
-    return cfg.with_(**changes) if changes else cfg
+    cfg = cfg.with_(**changes) if changes else cfg
+    meta = {"teaching": kind, "bottleneck_bps": link_gbps * 10**9}
+    return Scenario(topo, flows, cfg, name=f"{name}, {cca}", telemetry=LIVE_TELEMETRY, meta=meta, **fields)
 
 
 def incast(n: int = 4, cca: str = "dctcp", link_gbps: int = 100, size: int = 1_000_000, **changes) -> Scenario:
@@ -49,14 +53,7 @@ def incast(n: int = 4, cca: str = "dctcp", link_gbps: int = 100, size: int = 1_0
     n, size = _check_n("incast", n), _check_size("incast", size)
     topo = star(n + 1, host_rate_bps=link_gbps * 10**9)
     flows = make_flows(list(range(1, n + 1)), [0] * n, [size] * n, 0)
-    return Scenario(
-        topo,
-        flows,
-        _config(cca, link_gbps, changes),
-        name=f"{n}-to-1 incast, {cca}",
-        telemetry=LIVE_TELEMETRY,
-        meta={"teaching": "incast", "bottleneck_bps": link_gbps * 10**9},
-    )
+    return _lesson(topo, flows, cca, link_gbps, changes, f"{n}-to-1 incast", "incast")
 
 
 def staggered(
@@ -71,14 +68,7 @@ def staggered(
     topo = dumbbell(n, n, host_rate_bps=rate, bottleneck_rate_bps=rate)
     starts = np.arange(n, dtype=np.int64) * int(stagger_us) * 1_000_000
     flows = make_flows(list(range(n)), list(range(n, 2 * n)), [size] * n, starts)
-    return Scenario(
-        topo,
-        flows,
-        _config(cca, link_gbps, changes),
-        name=f"{n} staggered flows on a dumbbell, {cca}",
-        telemetry=LIVE_TELEMETRY,
-        meta={"teaching": "staggered", "bottleneck_bps": rate},
-    )
+    return _lesson(topo, flows, cca, link_gbps, changes, f"{n} staggered flows on a dumbbell", "staggered")
 
 
 def parking_lot_topology(n: int, rate_bps: int, delay_ps: int = DEFAULT_DELAY_PS) -> Topology:
@@ -118,14 +108,7 @@ def parking_lot(n: int = 2, cca: str = "dctcp", link_gbps: int = 100, size: int 
     src = list(range(n)) + [2 * n, 2 * n + 2]
     dst = list(range(n, 2 * n)) + [2 * n + 1, 2 * n + 3]
     flows = make_flows(src, dst, [size] * (n + 2), 0, phase=["long"] * n + ["cross1", "cross2"])
-    return Scenario(
-        topo,
-        flows,
-        _config(cca, link_gbps, changes),
-        name=f"parking lot, {n} long flows, {cca}",
-        telemetry=LIVE_TELEMETRY,
-        meta={"teaching": "parking_lot", "bottleneck_bps": rate},
-    )
+    return _lesson(topo, flows, cca, link_gbps, changes, f"parking lot, {n} long flows", "parking_lot")
 
 
 def repeated_incast(
@@ -154,14 +137,15 @@ def repeated_incast(
             deps.append(tuple(range((r - 1) * n, r * n)) if r else ())
     flows = make_flows(src, dst, [size] * len(src), 0, deps=deps, gap_ps=int(gap_us) * 1_000_000)
     topo = star(n + 1, host_rate_bps=link_gbps * 10**9)
-    return Scenario(
+    return _lesson(
         topo,
         flows,
-        _config(cca, link_gbps, changes),
-        name=f"{rounds} x {n}-to-1 incast, {cca}",
-        telemetry=LIVE_TELEMETRY,
+        cca,
+        link_gbps,
+        changes,
+        f"{rounds} x {n}-to-1 incast",
+        "repeated_incast",
         wormhole=WormholeConfig(memo=memo),
-        meta={"teaching": "repeated_incast", "bottleneck_bps": link_gbps * 10**9},
     )
 
 
