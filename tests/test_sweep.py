@@ -83,3 +83,18 @@ def test_a_failing_case_is_reported_and_does_not_sink_the_sweep(client, rounds):
     errors = ds["error"].values.ravel()
     assert "InputError" in errors[0] and errors[1] == ""
     assert np.isfinite(ds["iteration_time"].values.ravel()[1])
+
+
+def test_a_sweep_of_jobs_reports_the_worst_slowdown(client, tmp_path):
+    from wormhole_lab.topology.builders import dumbbell
+    from wormhole_lab.workload.hpcc_flow_format import write_flows
+    from wormhole_lab.workload.jobs import FlowFile, Job, jobs_flows
+
+    path = tmp_path / "cross.txt"
+    write_flows(make_flows([0, 1], [2, 3], [300_000, 300_000], [0, 0]), path)
+    topo = dumbbell(4, 4)
+    jobs = [Job("a", FlowFile(str(path)), (0, 1, 4, 5)), Job("b", FlowFile(str(path)), (2, 3, 6, 7))]
+    base = Scenario(topo, jobs_flows(topo, jobs), preset("dcqcn"), telemetry=Telemetry.off(), alone_mode="packet")
+    table = sweep(base, {"mode": ["packet"]}, client=client)
+    alone_run = Simulation(base).run()
+    assert float(table["job_slowdown_max"].values[0]) == float(alone_run.job_slowdown.max()) > 1

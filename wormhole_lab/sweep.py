@@ -34,6 +34,7 @@ METRICS = {
     "events_skipped": ("1", "events skipped by fast-forwarding (estimate; 0 in packet mode)"),
     "wall_seconds": ("s", "wall time of the simulation"),
     "memo_hit_rate": ("1", "memo hits / lookups in this case (NaN with the memo off or no lookup)"),
+    "job_slowdown_max": ("1", "several jobs: the largest slowdown of a job against running alone (else NaN)"),
 }
 
 
@@ -86,6 +87,7 @@ def run_case(base: Scenario, case: dict, memo_snapshot: str | None) -> dict:
             "events_skipped": ds.attrs.get("events_skipped_estimate", 0),
             "wall_seconds": ds.attrs["wall_seconds"],
             "memo_hit_rate": ds.attrs["memo_hits"] / lookups if lookups else np.nan,
+            "job_slowdown_max": float(ds["job_slowdown"].max()) if "job_slowdown" in ds else np.nan,
             "error": "",
         }
     except Exception as exc:  # a failing case is reported, it does not sink the sweep
