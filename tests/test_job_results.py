@@ -78,6 +78,9 @@ def test_jobs_that_share_a_bottleneck_slow_down_and_their_flows_add_up(tmp_path)
     assert ds.sizes["shared_port"] >= 1
     bottleneck = ds.shared_port_bytes.sum("job")
     assert int(bottleneck.max()) == 4 * 400_000  # both jobs' bytes crossed the one bottleneck port
+    marks = ds.shared_port_job_ecn_marks
+    assert int(marks.sum()) > 0 and (marks.sum("job") == ds.shared_port_ecn_marks).all()  # every mark has its job
+    assert (marks.max("shared_port") > 0).all()  # both jobs were marked at the bottleneck
     assert ds.job_kind.values.tolist() == ["training", "training"]
     lines = job_lines(ds)
     assert lines[0].startswith("job a") and f"slowdown {ds.job_slowdown.values[0]:.3f}" in lines[0]

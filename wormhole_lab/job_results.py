@@ -10,10 +10,11 @@ Added to a run's results when its flow table holds a ``JobLayout``:
   (``job_alone_*``) and ``job_slowdown``: mean iteration time over the mean alone (for background traffic, mean
   FCT over the mean alone);
 - dim ``shared_port`` (every egress port that carried data of two jobs or more): the bytes each job sent through
-  it (``shared_port_bytes``, from each flow's delivered bytes and its path), the port's ECN marks and the PFC
-  pause frames it received. Per job: ``job_cnps`` (ECN echoes its flows received) and ``job_pfc_pauses`` (pause
-  frames received by the ports its data crossed). Marks and pauses are per port: the engine does not count them
-  per job.
+  it (``shared_port_bytes``, from each flow's delivered bytes and its path), the ECN marks the port gave each
+  job's packets (``shared_port_job_ecn_marks``, counted by the engine per flow and hop in runs of several jobs),
+  and the port's PFC pause frames. Per job: ``job_cnps`` (ECN echoes its flows received) and ``job_pfc_pauses``
+  (pause frames received by the ports its data crossed): a pause stops a port's whole class, whoever's packets
+  wait, so it has no per-job count.
 
 The alone runs (``alone_mode``) are the same scenario with one job, on the same hosts, without telemetry. By
 default they run in Wormhole mode ("wormhole"), one job after another, sharing one memo: a temporary one for the
@@ -99,17 +100,22 @@ def alone_runs(scenario, mode: str, simulation) -> dict[str, np.ndarray] | None:
     return out
 
 
-def _port_bytes(state, layout: JobLayout) -> np.ndarray:
-    """bytes[port, job]: the data each job's flows delivered through each egress port of their paths."""
+def _per_port_and_job(state, layout: JobLayout) -> tuple[np.ndarray, np.ndarray]:
+    """(data bytes, ECN marks)[port, job]: what each job's flows delivered through each egress port of their paths,
+    and the marks their packets got there (``EngineState.path_marks``, counted per flow and hop)."""
     fl = state.fl
     job = layout.job_of_flow()
     length = fl[:, L.FL_PATH_LEN]
     flow_of_hop = np.repeat(np.arange(len(job)), length)
     hop = np.arange(len(flow_of_hop)) - np.repeat(np.cumsum(length) - length, length)
-    port = state.path_ports[fl[flow_of_hop, L.FL_PATH_BEGIN] + hop]
-    per_port = np.zeros((state.pt.shape[0], len(layout.jobs)), dtype=np.int64)
-    np.add.at(per_port, (port, job[flow_of_hop]), fl[flow_of_hop, L.FL_RCV_NXT])
-    return per_port
+    entry = fl[flow_of_hop, L.FL_PATH_BEGIN] + hop
+    at = (state.path_ports[entry], job[flow_of_hop])
+    shape = (state.pt.shape[0], len(layout.jobs))
+    per_port, marks = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+    np.add.at(per_port, at, fl[flow_of_hop, L.FL_RCV_NXT])
+    if len(state.path_marks):
+        np.add.at(marks, at, state.path_marks[entry])
+    return per_port, marks
 
 
 def _mean(values: np.ndarray, axis=None) -> np.ndarray:
@@ -159,19 +165,20 @@ def add_job_results(results, scenario, state, alone: dict[str, np.ndarray] | Non
     results["job_kind"] = ("job", [p.job.kind for p in layout.jobs], {"long_name": "training or background"})
     cnps = np.bincount(job_of_flow, weights=np.asarray(results["cnps"]), minlength=len(names))
     results["job_cnps"] = ("job", cnps.astype(np.int64), {"units": "1", "long_name": "ECN echoes its flows received"})
-    per_port = _port_bytes(state, layout)
+    per_port, marks = _per_port_and_job(state, layout)
     shared = np.flatnonzero((per_port > 0).sum(axis=1) >= 2)
     pt = state.pt
-    results["shared_port_bytes"] = (
-        ("shared_port", "job"),
-        per_port[shared],
-        {"units": "byte", "long_name": "data bytes each job sent through the port"},
-    )
+    per_job = {
+        "shared_port_bytes": (per_port[shared], "byte", "data bytes each job sent through the port"),
+        "shared_port_job_ecn_marks": (marks[shared], "1", "ECN marks the port gave each job's packets"),
+    }
+    for name, (values, unit, text) in per_job.items():
+        results[name] = (("shared_port", "job"), values, {"units": unit, "long_name": text})
     results.coords["shared_port"] = ("shared_port", shared, {"long_name": "engine port id"})
     port_vars = {
         "shared_port_node": (pt[shared, L.PT_NODE], "", "node the port belongs to"),
         "shared_port_peer": (pt[pt[shared, L.PT_PEER], L.PT_NODE], "", "node at the link's other end"),
-        "shared_port_ecn_marks": (pt[shared, L.PT_ECN_MARKS], "1", "ECN marks at the port (all jobs)"),
+        "shared_port_ecn_marks": (pt[shared, L.PT_ECN_MARKS], "1", "ECN marks at the port, all jobs"),
         "shared_port_pfc_pauses": (pt[shared, L.PT_PAUSE_FRAMES], "1", "PFC pause frames the port received"),
     }  # fmt: skip
     for name, (values, unit, text) in port_vars.items():

@@ -271,6 +271,8 @@ class Simulation:
         prepared = _build(scenario)
         state = prepared.state
         state.outside_bytes = scenario.flows.nbytes
+        if "jobs" in scenario.flows.meta and self.mode != "flow":
+            state.count_marks_per_hop()  # the ECN marks of each job at each port (job_results)
         self._state = state
         telemetry = scenario.telemetry
         self.telemetry_selection = None

@@ -56,7 +56,7 @@ from wormhole_lab.engine.switch import send_pfc
 
 
 @inlined_kernel
-def _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, pfc_log, port, k, now):
+def _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, pfc_log, port, k, now):
     pause = pk[k, PK_PAUSE]
     free(g, pk, k)
     row = g[G_PFC_COUNT]
@@ -70,11 +70,11 @@ def _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, pfc_log,
         pt[port, PT_PAUSE_FRAMES] += 1
     else:
         pt[port, PT_PAUSED] = 0
-        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
+        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, port, now)
 
 
 @inlined_kernel
-def _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, inport, k, now):
+def _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, inport, k, now):
     """Ingress admission into the shared buffer, PFC pause if over threshold, then the ECMP-chosen egress."""
     hop = pk[k, PK_HOP] + 1
     pk[k, PK_HOP] = hop
@@ -95,11 +95,11 @@ def _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, 
         kick_control(g, events, pk, pt, ci, inport, now)
     fifo_push(pt, pk, out, PT_DATA_HEAD, k)
     pt[out, PT_DATA_BYTES] += wire
-    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, out, now)
+    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, out, now)
 
 
 @inlined_kernel
-def _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, k, now):
+def _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, k, now):
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
     f = pk[k, PK_FLOW]
     fl[f, FL_PKTS_DELIVERED] += 1
@@ -128,14 +128,15 @@ def _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, 
                 pk[a, c] = pk[k, c]
         port = path_ports[fl[f, FL_APATH_BEGIN]]
         fifo_push(pt, pk, port, PT_DATA_HEAD, a)
-        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
+        dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, port, now)
     free(g, pk, k)
 
 
 @inlined_kernel
 def _receive_ack(
-    g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, active, child_offset, children, k, now
-):
+    g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, active, child_offset,
+    children, k, now,
+):  # fmt: skip
     f = pk[k, PK_FLOW]
     if fl[f, FL_STATE] != FS_ACTIVE:
         free(g, pk, k)
@@ -153,26 +154,26 @@ def _receive_ack(
     cca_ack(g, events, pk, pt, fl, ff, fw, ci, cf, f, k, now)
     free(g, pk, k)
     # ... and triggers the NIC, completed or not (the NIC gives a completed QP's slot back when it drops it)
-    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, fl[f, FL_NIC_PORT], now)
+    dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, fl[f, FL_NIC_PORT], now)
 
 
 @inlined_kernel
 def handle(
-    g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, pfc_log, active, child_offset,
-    children, k, now,
+    g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, pfc_log, active,
+    child_offset, children, k, now,
 ):  # fmt: skip
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
     if kind == KIND_PFC:
-        _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, pfc_log, port, k, now)
+        _receive_pfc(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, pfc_log, port, k, now)
     elif pt[port, PT_IS_SWITCH]:
-        _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, port, k, now)
+        _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, port, k, now)
     elif kind == KIND_DATA:
-        _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, ci, rng, k, now)
+        _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, k, now)
     else:
         _receive_ack(
-            g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, active, child_offset,
-            children, k, now,
+            g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, active,
+            child_offset, children, k, now,
         )  # fmt: skip
 
 

@@ -85,6 +85,7 @@ def run_until(t, t_stop):
     tel_time, tel_port, tel_flow, sel_ports, sel_flows = t.tel_time, t.tel_port, t.tel_flow, t.sel_ports, t.sel_flows
     child_offset, children, active, parts = t.child_offset, t.children, t.active, t.parts
     rate_ring, seq_ring, flow_log, pm_flow, pm_part = t.rate_ring, t.seq_ring, t.flow_log, t.pm_flow, t.pm_part
+    path_marks = t.path_marks
     n_flows = fl.shape[0]
     link_scheduled(g, events)
     sampling = ci[CI_SAMPLE_INTERVAL] > 0
@@ -135,17 +136,17 @@ def run_until(t, t_stop):
         g[G_EVENTS] += 1
         if kind == EV_ARRIVE:
             handle_arrival(
-                g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, ci, cf, rng, pfc_log, active,
-                child_offset, children, a, now,
+                g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, pfc_log,
+                active, child_offset, children, a, now,
             )  # fmt: skip
         elif kind == EV_TX_DONE:
             pt[a, PT_TX_DONE_QUEUED] = 0
-            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, a, now)
         elif kind == EV_NIC_WAKE:
             if b != pt[a, PT_WAKE_GEN]:
                 continue  # moved earlier by an HPCC rate change
             pt[a, PT_WAKE_AT] = -1
-            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, a, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, a, now)
         elif kind == EV_FLOW_START:
             if b < FLOW_START_HOPS:
                 # the reference reaches AddQueuePair through two zero-delay events (Application::Start,
@@ -153,7 +154,7 @@ def run_until(t, t_stop):
                 push(g, events, now, EV_FLOW_START, a, b + 1)
                 continue
             port = start_qp(g, events, pt, fl, ff, fw, port_qps, path_ports, ci, active, a, now)
-            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
+            dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, port, now)
             g[G_FLOW_EVENT] = a
         elif kind == EV_SAMPLE:
             sample(g, events, pt, fl, ff, fw, ci, tel_time, tel_port, tel_flow, sel_ports, sel_flows, parts, now)
@@ -165,7 +166,7 @@ def run_until(t, t_stop):
         elif kind == EV_RTO:
             if b == fw[fl[a, FL_SLOT], FW_TIMER_GEN] and qp.on_rto(g, events, fl, fw, ci, a, now):
                 port = path_ports[fl[a, FL_PATH_BEGIN]]
-                dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now)
+                dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, port, now)
         else:
             generation = fw[fl[a, FL_SLOT], FW_RP_GEN if kind == EV_DCQCN_INCREASE else FW_TIMER_GEN]
             if b == generation:

@@ -107,11 +107,11 @@ def kick_control(g, events, pk, pt, ci, port, now):
 
 
 @inlined_kernel
-def dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, port, now):
+def dequeue_and_transmit(g, events, pk, pt, ptf, nd, fl, fw, port_qps, ci, rng, path_marks, port, now):
     if _wait(g, events, pt, port, now):
         return
     if pt[port, PT_IS_SWITCH]:
-        k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, ci, rng, port, now)
+        k, resume_port = switch.select_packet(g, pk, pt, ptf, nd, fl, ci, rng, path_marks, port, now)
         # the reference starts the resume frame inside the dequeue notification, before the packet itself
         if resume_port >= 0:
             kick_control(g, events, pk, pt, ci, resume_port, now)

@@ -89,6 +89,9 @@ class EngineState:
     flow_log: np.ndarray  # [row, FLOG_*] flow starts and completions the partitioning layer has not taken yet
     pm_flow: np.ndarray  # [flow, PM_*] and
     pm_part: np.ndarray  # [partition id, PMP_*]: the partitioning layer's member lists, which the flow log reads
+    # ECN marks per data-path entry (path_ports[fl[f, FL_PATH_BEGIN] + hop]); empty, not counted, unless
+    # count_marks_per_hop() gave it one per entry (runs of several jobs: marks per job and port)
+    path_marks: np.ndarray
 
     def arrays(self) -> "Tables":
         """Every table, named as these fields (cached: the run loop passes them to the kernel at every stop)."""
@@ -105,6 +108,10 @@ class EngineState:
     def __setattr__(self, name, value):
         self.__dict__.pop("_arrays", None)  # a table was replaced (grown or attached)
         object.__setattr__(self, name, value)
+
+    def count_marks_per_hop(self) -> None:
+        """Count ECN marks per flow and hop of its data path (``path_marks``), before the run starts."""
+        self.path_marks = np.zeros(len(self.path_ports), dtype=np.int64)
 
     def attach_telemetry(
         self, ports: np.ndarray, flows: np.ndarray, interval_ps: int, chunk_rows: int,
@@ -453,4 +460,5 @@ def build_state(
         flow_log=np.zeros((1, L.FLOG_N), dtype=np.int64),
         pm_flow=np.full((1, 1), -1, dtype=np.int32),
         pm_part=np.full((1, 1), -1, dtype=np.int64),
+        path_marks=np.zeros(0, dtype=np.int64),
     )

@@ -11,6 +11,7 @@ from wormhole_lab.engine.layout import (
     CI_INT_MULTI,
     CI_PFC,
     CI_PFC_WIRE,
+    FL_PATH_BEGIN,
     G_ECN_MARKS,
     INT_BYTE_UNIT,
     INT_BYTES,
@@ -27,6 +28,8 @@ from wormhole_lab.engine.layout import (
     KIND_DATA,
     KIND_PFC,
     PK_ECN,
+    PK_FLOW,
+    PK_HOP,
     PK_INPORT,
     PK_INT_BASE,
     PK_INT_NHOP,
@@ -74,8 +77,9 @@ def _push_int_hop(pk, pt, ci, port, k, now):
 
 
 @kernel
-def select_packet(g, pk, pt, ptf, nd, ci, rng, port, now):
-    """(packet to send or -1, ingress port that just queued a PFC resume or -1)."""
+def select_packet(g, pk, pt, ptf, nd, fl, ci, rng, path_marks, port, now):
+    """(packet to send or -1, ingress port that just queued a PFC resume or -1). ``path_marks``, when it has an
+    entry per path entry, counts each mark at the flow's hop (PK_HOP indexes the port it is queued at)."""
     k = fifo_pop(pt, pk, port, PT_CTRL_HEAD)
     if k >= 0 or pt[port, PT_PAUSED]:
         return k, -1
@@ -93,6 +97,8 @@ def select_packet(g, pk, pt, ptf, nd, ci, rng, port, now):
         pk[k, PK_ECN] = 1
         pt[port, PT_ECN_MARKS] += 1
         g[G_ECN_MARKS] += 1
+        if path_marks.shape[0]:
+            path_marks[fl[pk[k, PK_FLOW], FL_PATH_BEGIN] + pk[k, PK_HOP]] += 1
     elif ci[CI_ECN] and pk[k, PK_KIND] != KIND_DATA and draws_like_reference(rng):
         ecn_mark(pt, ptf, rng, port, pt[port, PT_DATA_BYTES])
     # INT sees the bytes sent before this packet and the queue left behind it (queue 0 is empty here)
