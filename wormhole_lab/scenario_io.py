@@ -42,9 +42,7 @@ file, other flows as an HPCC flow file (or a connection matrix in ps when their 
 nanoseconds) next to the YAML. The config is stored as the preset closest to it plus the fields that differ.
 """
 
-import difflib
 import inspect
-import math
 import re
 import types
 import warnings
@@ -62,7 +60,6 @@ from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
 from wormhole_lab.topology.hpcc_format import read_topology
 from wormhole_lab.topology.model import Topology
-from wormhole_lab.units import MAX_RATE_BPS, MAX_TIME_PS, parse_rate, parse_time_ps
 from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.generators import TRAINING_OPTIONS, incast, permutation, training
 from wormhole_lab.workload.hpcc_flow_format import read_flows
@@ -75,6 +72,7 @@ from wormhole_lab.workload.traffic_gen import poisson_on_topology
 from wormhole_lab.workload.validate import check_flows
 from wormhole_lab.wormhole.settings import WormholeConfig
 from wormhole_lab.wormhole.steady import SteadyConfig
+from wormhole_lab.yaml_values import YamlValues, allowed_fix, index_lines, kind_of
 
 __all__ = ["BUILDERS", "FLOW_SOURCES", "TOP_LEVEL_KEYS", "load_scenario", "scenario_from_dict"]
 
@@ -118,8 +116,6 @@ TELEMETRY_KEYS = (
 CONFIG_FIELDS = tuple(f.name for f in fields(EngineConfig) if f.name != "cca")
 _CONFIG_TYPES = {f.name: f.type for f in fields(EngineConfig)}
 _ECN_MAPS = ("kmin_bytes", "kmax_bytes", "pmax")
-MAX_INTEGER = 2**53  # sizes, counts and bytes stay exact in float64 downstream and far from int64 overflow
-_NUMBER_TEXT = re.compile(r"^[+-]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 
 
 # --- entry points ----------------------------------------------------------------------------------------------
@@ -143,7 +139,7 @@ def load_scenario(path) -> Scenario:
         )
     lines: dict[tuple, int] = {}
     if node is not None:
-        _index_lines(node, (), lines, str(path), set())
+        index_lines(node, (), lines, str(path), set())
     return _Loader(str(path), path.parent, lines).scenario(doc, default_name=path.stem)
 
 
@@ -152,179 +148,11 @@ def scenario_from_dict(doc: dict, base_dir=".", source: str = "<scenario>") -> S
     return _Loader(source, Path(base_dir), {}).scenario(doc, default_name="scenario")
 
 
-# --- YAML line numbers -----------------------------------------------------------------------------------------
-
-
-def _index_lines(node, prefix: tuple, out: dict, source: str, seen_nodes: set) -> None:
-    """Map every key path (``("config", "rp_timer_ps")``, ``("flows", "incast", "senders", 2)``) to its line.
-
-    A node reached again through a YAML alias is not walked twice: an anchor that contains itself would
-    recurse forever, and nested aliases ("billion laughs") would take exponential time."""
-    out.setdefault(prefix, node.start_mark.line + 1)
-    if id(node) in seen_nodes:
-        return
-    seen_nodes.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        seen: dict = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                dotted = _dotted(prefix + (key,))
-                raise InputError(
-                    f"{source}:{line}", f"{dotted}: key given twice (first on line {seen[key]})", "keep one of them"
-                )
-            seen[key] = line
-            out[prefix + (key,)] = line
-            _index_lines(value_node, prefix + (key,), out, source, seen_nodes)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _index_lines(item, prefix + (i,), out, source, seen_nodes)
-
-
-def _dotted(path: tuple) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(document)"
-
-
-def _kind(value) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if isinstance(value, int | float):
-        return f"{value!r} (a number)"
-    if isinstance(value, str):
-        return f"{value!r} (text)"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"{value!r} ({type(value).__name__})"
-
-
-def _allowed(word: str, allowed) -> str:
-    allowed = [str(a) for a in allowed]
-    close = difflib.get_close_matches(str(word), allowed, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return f"{hint}allowed: {', '.join(allowed)}"
-
-
 # --- loading ---------------------------------------------------------------------------------------------------
 
 
-class _Loader:
+class _Loader(YamlValues):
     """Validates a parsed document section by section; every error names ``<file>:<line>`` and the key."""
-
-    def __init__(self, source: str, base: Path, lines: dict):
-        self.source = source
-        self.base = base
-        self.lines = lines
-
-    # errors
-
-    def error(self, path: tuple, problem: str, fix: str = "") -> InputError:
-        line = next((self.lines[path[:k]] for k in range(len(path), -1, -1) if path[:k] in self.lines), 0)
-        where = f"{self.source}:{line}" if self.lines else self.source
-        return InputError(where, f"{_dotted(path)}: {problem}", fix)
-
-    def rewrap(self, path: tuple, exc: InputError) -> InputError:
-        return self.error(path, f"{exc.where}: {exc.problem}", exc.fix)
-
-    # typed values
-
-    def mapping(self, value, path: tuple, what: str) -> dict:
-        if not isinstance(value, dict):
-            raise self.error(
-                path,
-                f"must be a mapping of {what}, got {_kind(value)}",
-                f"write {_dotted(path)!r} as 'key: value' lines"
-                if path
-                else "write 'key: value' lines at the top level",
-            )
-        for key in value:
-            if not isinstance(key, str):
-                raise self.error(path + (str(key),), f"key {key!r} is not a name", f"use one of the keys of {what}")
-        return value
-
-    def keys(self, mapping: dict, path: tuple, allowed, required=()) -> None:
-        for key in mapping:
-            if key not in allowed:
-                raise self.error(path + (key,), f"unknown key {key!r}", _allowed(key, allowed))
-        for key in required:
-            if key not in mapping:
-                raise self.error(
-                    path, f"missing required key {key!r}", f"add '{key}:' (keys here: {', '.join(allowed)})"
-                )
-
-    def integer(self, value, path: tuple, minimum: int | None = None, maximum: int = MAX_INTEGER) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise self.error(path, f"must be an integer, got {_kind(value)}", "write a whole number such as 1000000")
-        if isinstance(value, str):
-            hint = "write a whole number such as 1000000"
-            if _NUMBER_TEXT.match(value.strip()):
-                hint = f"YAML reads {value!r} as text; write it as digits, e.g. 1000000 or 1_000_000"
-            raise self.error(path, f"must be an integer, got {_kind(value)}", hint)
-        if isinstance(value, float):
-            if not (math.isfinite(value) and value.is_integer()):
-                raise self.error(path, f"must be an integer, got {_kind(value)}", "write a whole number")
-            value = int(value)
-        if minimum is not None and value < minimum:
-            raise self.error(path, f"must be at least {minimum}, got {value}", f"use a value >= {minimum}")
-        if value > maximum:
-            raise self.error(path, f"{value} is too large (at most {maximum})", "use a smaller value; check the unit")
-        return value
-
-    def number(self, value, path: tuple) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(path, f"must be a number, got {_kind(value)}", "write a number such as 0.95")
-        return float(value)
-
-    def boolean(self, value, path: tuple) -> bool:
-        if not isinstance(value, bool):
-            raise self.error(path, f"must be true or false, got {_kind(value)}", "write true or false")
-        return value
-
-    def text(self, value, path: tuple) -> str:
-        if not isinstance(value, str):
-            raise self.error(path, f"must be text, got {_kind(value)}", "write a string (quote it if needed)")
-        return value
-
-    def choice(self, value, path: tuple, allowed) -> str:
-        value = self.text(value, path)
-        if value not in allowed:
-            raise self.error(path, f"unknown value {value!r}", _allowed(value, allowed))
-        return value
-
-    def rate(self, value, path: tuple) -> int:
-        if isinstance(value, str):
-            try:
-                return parse_rate(value, _dotted(path))
-            except InputError as exc:
-                raise self.error(path, exc.problem, exc.fix) from None
-        v = self.integer(value, path, maximum=MAX_RATE_BPS)
-        if v <= 0:
-            raise self.error(path, f"rate must be positive, got {v}", "write bit/s such as 100000000000 or 100Gbps")
-        return v
-
-    def time(self, value, path: tuple) -> int:
-        if isinstance(value, str):
-            try:
-                return parse_time_ps(value, _dotted(path))
-            except InputError as exc:
-                raise self.error(path, exc.problem, exc.fix) from None
-        return self.integer(value, path, minimum=0, maximum=MAX_TIME_PS)
-
-    def file(self, value, path: tuple) -> Path:
-        name = self.text(value, path)
-        target = Path(name) if Path(name).is_absolute() else self.base / name
-        if not target.is_file():
-            raise self.error(
-                path, f"file {name!r} not found (looked for {target})", "paths are relative to the YAML file"
-            )
-        return target
 
     # sections
 
@@ -379,7 +207,7 @@ class _Loader:
             if key == "builder":
                 continue
             if key not in params:
-                raise self.error(path + (key,), f"{name} has no argument {key!r}", _allowed(key, params))
+                raise self.error(path + (key,), f"{name} has no argument {key!r}", allowed_fix(key, params))
             args[key] = self.builder_arg(value, path + (key,), params[key])
         missing = [p for p, v in params.items() if v.default is inspect.Parameter.empty and p not in args]
         if missing:
@@ -410,7 +238,7 @@ class _Loader:
         if len(sources) != 1:
             for key in spec:
                 if key not in FLOW_SOURCES and all(key not in opts for opts in FLOW_SOURCE_OPTIONS.values()):
-                    raise self.error(path + (key,), f"unknown flow source {key!r}", _allowed(key, FLOW_SOURCES))
+                    raise self.error(path + (key,), f"unknown flow source {key!r}", allowed_fix(key, FLOW_SOURCES))
             problem = "names no flow source" if not sources else f"names {len(sources)} sources ({', '.join(sources)})"
             raise self.error(path, problem, f"give exactly one of {', '.join(FLOW_SOURCES)}")
         kind = sources[0]
@@ -437,12 +265,7 @@ class _Loader:
             self.keys(args, sub, TRAINING_KEYS, ("model",))
             model = self.choice(args["model"], sub + ("model",), tuple(MODELS))
             values = {"model": model, "n_gpus": self.integer(args.get("n_gpus", len(topo.hosts)), sub + ("n_gpus",), 1)}
-            for key in ("micro_batches", "dp_buckets"):
-                if key in args:
-                    values[key] = self.integer(args[key], sub + (key,), minimum=1)
-            for key in ("gpu_tflops", "efficiency"):
-                if key in args:
-                    values[key] = self.number(args[key], sub + (key,))
+            values |= self.training_options(args, sub)
             try:
                 flows = training(topo, **values)
             except InputError as exc:
@@ -455,7 +278,9 @@ class _Loader:
             senders = args["senders"]
             if not isinstance(senders, list) or not senders:
                 raise self.error(
-                    sub + ("senders",), f"must be a non-empty list of host ids, got {_kind(senders)}", "e.g. [1, 2, 3]"
+                    sub + ("senders",),
+                    f"must be a non-empty list of host ids, got {kind_of(senders)}",
+                    "e.g. [1, 2, 3]",
                 )
             senders = [self.host(s, sub + ("senders", i), topo) for i, s in enumerate(senders)]
             if len(set(senders)) != len(senders):
@@ -476,7 +301,7 @@ class _Loader:
         """Several workloads on one fabric (``workload.jobs``): each a mapping with a name and one source."""
         path = ("jobs",)
         if not isinstance(spec, list) or not spec:
-            raise self.error(path, f"must be a non-empty list of jobs, got {_kind(spec)}",
+            raise self.error(path, f"must be a non-empty list of jobs, got {kind_of(spec)}",
                              "write one '- name: ...' entry per job")  # fmt: skip
         jobs = [self.job(entry, path + (i,), topo) for i, entry in enumerate(spec)]
         try:
@@ -515,9 +340,7 @@ class _Loader:
             args = self.mapping(entry[kind], sub, "'model' and optional 'n_gpus', 'scale', 'micro_batches', ...")
             self.keys(args, sub, JOB_TRAINING_KEYS, ("model",))
             model = self.choice(args["model"], sub + ("model",), tuple(MODELS))
-            options = {k: self.integer(args[k], sub + (k,), minimum=1) for k in ("micro_batches", "dp_buckets")
-                       if k in args}  # fmt: skip
-            options |= {k: self.number(args[k], sub + (k,)) for k in ("gpu_tflops", "efficiency") if k in args}
+            options = self.training_options(args, sub)
             gpus = self.integer(args["n_gpus"], sub + ("n_gpus",), minimum=1) if "n_gpus" in args else None
             scale = self.number(args.get("scale", 1.0), sub + ("scale",))
             if not 0 < scale <= 1:
@@ -534,14 +357,7 @@ class _Loader:
             if "load" not in args:
                 raise self.error(sub, "background traffic with no load",
                                  "add 'load:', a fraction of the host link rate, e.g. 0.3")  # fmt: skip
-            load = self.number(args["load"], sub + ("load",))
-            if not 0 < load <= 1:
-                raise self.error(sub + ("load",), f"must be in (0, 1], got {load:g}", "e.g. 0.3 for 30 %")
-            duration = self.unit_time(args["duration"], sub + ("duration",), "1ms")
-            if duration <= 0:
-                raise self.error(sub + ("duration",), "must be positive", "e.g. 1ms")
-            seed = self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
-            workload = Background(self.cdf(args["cdf"], sub + ("cdf",)), load, duration, seed, n_gpus)
+            workload = Background(*self.poisson_args(args, sub, "1ms"), n_gpus)
         placement = entry.get("placement", "packed")
         if isinstance(placement, list):
             placement = tuple(self.host(h, path + ("placement", i), topo) for i, h in enumerate(placement))
@@ -561,19 +377,30 @@ class _Loader:
             shares_gpus=self.boolean(entry.get("shares_gpus", False), path + ("shares_gpus",)),
         )
 
-    def poisson(self, spec, sub: tuple, topo: Topology) -> FlowTable:
-        """HPCC traffic_gen's workload on the topology's hosts at their link rate (docs/scenario-format.md)."""
-        args = self.mapping(spec, sub, "'cdf', 'load', 'duration' and optional 'seed', 'base_time', 'like_reference'")
-        self.keys(args, sub, POISSON_KEYS, ("cdf", "load", "duration"))
+    def training_options(self, args: dict, sub: tuple) -> dict:
+        """The ``training_iteration`` options given in ``args`` (``TRAINING_OPTIONS``), checked."""
+        options = {
+            k: self.integer(args[k], sub + (k,), minimum=1) for k in ("micro_batches", "dp_buckets") if k in args
+        }
+        return options | {k: self.number(args[k], sub + (k,)) for k in ("gpu_tflops", "efficiency") if k in args}
+
+    def poisson_args(self, args: dict, sub: tuple, example: str) -> tuple[str, float, int, int]:
+        """(cdf, load, duration, seed) of a poisson mapping: a load in (0, 1], a positive duration."""
         cdf = self.cdf(args["cdf"], sub + ("cdf",))
         load = self.number(args["load"], sub + ("load",))
         if not 0 < load <= 1:
             fix = "a fraction of the host link rate in (0, 1], e.g. 0.3 for 30 %"
             raise self.error(sub + ("load",), f"must be in (0, 1], got {load:g}", fix)
-        duration = self.unit_time(args["duration"], sub + ("duration",), "5ms")
+        duration = self.unit_time(args["duration"], sub + ("duration",), example)
         if duration <= 0:
-            raise self.error(sub + ("duration",), "must be positive", "e.g. 5ms")
-        seed = self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
+            raise self.error(sub + ("duration",), "must be positive", f"e.g. {example}")
+        return cdf, load, duration, self.integer(args.get("seed", 1), sub + ("seed",), minimum=0)
+
+    def poisson(self, spec, sub: tuple, topo: Topology) -> FlowTable:
+        """HPCC traffic_gen's workload on the topology's hosts at their link rate (docs/scenario-format.md)."""
+        args = self.mapping(spec, sub, "'cdf', 'load', 'duration' and optional 'seed', 'base_time', 'like_reference'")
+        self.keys(args, sub, POISSON_KEYS, ("cdf", "load", "duration"))
+        cdf, load, duration, seed = self.poisson_args(args, sub, "5ms")
         base = self.unit_time(args.get("base_time", 0), sub + ("base_time",), "2s")
         if base % 1000:
             raise self.error(sub + ("base_time",), "is not a whole ns", "the reference's clock is 1 ns, e.g. 2s")
@@ -601,16 +428,6 @@ class _Loader:
             return str(self.file(value, path))
         except InputError as exc:
             raise InputError(exc.where, exc.problem, f"{exc.fix}, or name one of {', '.join(NAMED_CDFS)}") from None
-
-    def unit_time(self, value, path: tuple, example: str) -> int:
-        """A time written with its unit (``5ms``); a bare number is refused except 0, because the reference's
-        ``-t`` takes seconds and the ``*_ps`` keys picoseconds, so either reading would surprise someone."""
-        if isinstance(value, int) and not isinstance(value, bool) and value == 0:
-            return 0
-        if not isinstance(value, str):
-            fix = f"write e.g. {example} (units: s, ms, us, ns, ps)"
-            raise self.error(path, f"must be a time with its unit, got {_kind(value)}", fix)
-        return self.time(value, path)
 
     def host(self, value, path: tuple, topo: Topology) -> int:
         v = self.integer(value, path, minimum=0)
@@ -649,7 +466,7 @@ class _Loader:
                     path, "the algorithm comes from the preset", "set the top-level key 'cca' to a preset name"
                 )
             if key not in CONFIG_FIELDS:
-                raise self.error(path, f"unknown EngineConfig field {key!r}", _allowed(key, CONFIG_FIELDS))
+                raise self.error(path, f"unknown EngineConfig field {key!r}", allowed_fix(key, CONFIG_FIELDS))
             overrides[key] = self.config_value(key, value, path)
         try:
             return base.with_(**overrides), preset_args
@@ -706,11 +523,6 @@ class _Loader:
             return self.time(value, path)
         return self.integer(value, path)
 
-    def mapping_any(self, value, path: tuple, what: str) -> dict:
-        if not isinstance(value, dict):
-            raise self.error(path, f"must be a mapping {what}, got {_kind(value)}", "e.g. {100000000000: 400000}")
-        return value
-
     def telemetry(self, spec, topo: Topology, n_flows: int) -> Telemetry:
         path = ("telemetry",)
         if spec is False or spec == "off":
@@ -720,7 +532,7 @@ class _Loader:
         if not isinstance(spec, dict):
             raise self.error(
                 path,
-                f"must be off, on, or a mapping of Telemetry fields, got {_kind(spec)}",
+                f"must be off, on, or a mapping of Telemetry fields, got {kind_of(spec)}",
                 f"fields: {', '.join(TELEMETRY_KEYS)}",
             )
         self.mapping(spec, path, "Telemetry fields")
@@ -783,7 +595,7 @@ class _Loader:
             return [self.integer(v, path + (i,), minimum=0) for i, v in enumerate(value)]
         raise self.error(
             path,
-            f"must be {' or '.join(map(repr, named))}, a list of ids, or null, got {_kind(value)}",
+            f"must be {' or '.join(map(repr, named))}, a list of ids, or null, got {kind_of(value)}",
             "e.g. 'all' or [0, 1, 2]",
         )
 
