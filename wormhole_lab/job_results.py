@@ -33,7 +33,7 @@ from wormhole_lab.errors import InputError
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.workload.jobs import JobLayout, jobs_flows
 
-__all__ = ["ALONE_MODES", "add_job_results", "alone_runs", "job_lines", "job_times"]
+__all__ = ["ALONE_MODES", "add_job_results", "alone_runs", "job_lines", "job_summary", "job_times"]
 
 ALONE_MODES = ("wormhole", "packet", "flow", "off")
 
@@ -191,25 +191,44 @@ def add_job_results(results, scenario, state, alone: dict[str, np.ndarray] | Non
     return results
 
 
+def job_summary(ds) -> list[dict]:
+    """One row per job of a finished run's results: ``job``, ``kind``, ``iterations`` (done; None for background
+    traffic), ``times_ps`` (those iteration times), ``measure`` ("iteration time", or "FCT" for background traffic:
+    its mean flow completion time), ``mean_ps`` and ``alone_ps`` (the same job run alone) and ``slowdown``. Empty
+    for a run of one workload."""
+    if ds is None or "job" not in ds.dims:
+        return []
+    rows = []
+    for j, name in enumerate(np.asarray(ds["job"]).tolist()):
+        kind = str(np.asarray(ds["job_kind"])[j])
+        if kind == "background":
+            times, measure = np.zeros(0), "FCT"
+            mean, alone = float(np.asarray(ds["job_mean_fct"])[j]), float(np.asarray(ds["job_alone_mean_fct"])[j])
+        else:
+            times = np.asarray(ds["job_iteration_time"])[j]
+            times, measure = times[np.isfinite(times)], "iteration time"
+            mean, alone = float(_mean(times)), float(_mean(np.asarray(ds["job_alone_iteration_time"])[j]))
+        rows.append({
+            "job": str(name), "kind": kind, "iterations": None if kind == "background" else len(times),
+            "times_ps": times.tolist(), "measure": measure, "mean_ps": mean, "alone_ps": alone,
+            "slowdown": float(np.asarray(ds["job_slowdown"])[j]),
+        })  # fmt: skip
+    return rows
+
+
 def job_lines(ds) -> list[str]:
     """One summary line per job, e.g. ``job a  iterations 2  iteration 12.31 ms 12.40 ms  alone 10.02 ms
     slowdown 1.23``."""
     lines = []
-    alone_mode = ds.attrs.get("alone_mode", "off")
-    for j, name in enumerate(np.asarray(ds["job"]).tolist()):
-        kind = str(np.asarray(ds["job_kind"])[j])
-        slow = float(np.asarray(ds["job_slowdown"])[j])
-        if kind == "background":
-            fct, alone = float(np.asarray(ds["job_mean_fct"])[j]), float(np.asarray(ds["job_alone_mean_fct"])[j])
-            text = f"background traffic  mean FCT {_us(fct)}  alone {_us(alone)}"
+    for r in job_summary(ds):
+        if r["kind"] == "background":
+            text = f"background traffic  mean FCT {_us(r['mean_ps'])}  alone {_us(r['alone_ps'])}"
         else:
-            its = np.asarray(ds["job_iteration_time"])[j]
-            its = its[np.isfinite(its)]
-            alone = np.asarray(ds["job_alone_iteration_time"])[j]
-            text = f"iterations {len(its)}  iteration " + " ".join(_ms(t) for t in its)
-            text += f"  alone {_ms(float(_mean(alone)))}"
-        text += f"  slowdown {slow:.3f}" if np.isfinite(slow) else "  slowdown -"
-        lines.append(f"job {name:<11} {text}")
+            text = f"iterations {r['iterations']}  iteration " + " ".join(_ms(t) for t in r["times_ps"])
+            text += f"  alone {_ms(r['alone_ps'])}"
+        text += f"  slowdown {r['slowdown']:.3f}" if np.isfinite(r["slowdown"]) else "  slowdown -"
+        lines.append(f"job {r['job']:<11} {text}")
+    alone_mode = ds.attrs.get("alone_mode", "off")
     lines.append(
         "alone            " + ("not run (alone: off)" if alone_mode == "off" else
                               f"each job run by itself on the same GPUs, in {alone_mode} mode")

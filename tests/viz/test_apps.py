@@ -5,7 +5,8 @@ from pathlib import Path
 import holoviews as hv
 import numpy as np
 
-from wormhole_lab.viz.explore_app import BACKGROUND, MODEL, SIMAI, TOYS, TWO_JOBS, Exploration, ExploreApp, job_table
+from wormhole_lab.job_results import job_summary
+from wormhole_lab.viz.explore_app import BACKGROUND, MODEL, SIMAI, TOYS, TWO_JOBS, Exploration, ExploreApp
 from wormhole_lab.viz.teach_app import CCALesson, TeachApp
 
 SIMAI_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8\n"
@@ -124,7 +125,7 @@ def test_explorer_runs_two_jobs_colours_them_and_lists_their_slowdowns(tmp_path)
     # between the last flow's end and the run's, the page says the alone runs are going on
     assert any("now running each job alone on the same GPUs (wormhole mode)" in s for s in statuses), statuses
     assert "done" in app.status.object
-    rows = job_table(run.flows)
+    rows = job_summary(run.flows)
     assert [(r["job"], r["kind"], r["iterations"]) for r in rows] == [("a", "training", 1), ("b", "training", 1)]
     for r, job in zip(rows, "ab", strict=True):
         alone = float(run.flows["job_alone_iteration_time"].sel(job=job)[0])

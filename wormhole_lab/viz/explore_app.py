@@ -22,6 +22,7 @@ import param
 
 from wormhole_lab.engine import layout as L
 from wormhole_lab.errors import InputError
+from wormhole_lab.job_results import job_summary
 from wormhole_lab.results import audit_summary
 from wormhole_lab.scenarios.interference import PLACEMENTS, job_with_background, two_jobs
 from wormhole_lab.scenarios.teaching import incast, parking_lot, repeated_incast, staggered
@@ -195,31 +196,6 @@ class JobsRun(LiveRun):
         return False
 
 
-def job_table(ds) -> list[dict]:
-    """One row per job of a finished run's results (``job_results``): ``job``, ``kind``, ``iterations`` (done),
-    ``measure`` ("iteration time", or "FCT" for background traffic: its mean flow completion time), ``mean_ps`` and
-    ``alone_ps`` (the same job run alone) and ``slowdown``. Empty for a run of one workload."""
-    if ds is None or "job" not in ds.dims:
-        return []
-    rows = []
-    for j, name in enumerate(ds["job"].values.tolist()):
-        kind = str(ds["job_kind"].values[j])
-        if kind == "background":
-            measure, mean, alone = "FCT", ds["job_mean_fct"].values[j], ds["job_alone_mean_fct"].values[j]
-            iterations = None
-        else:
-            its, alone_its = ds["job_iteration_time"].values[j], ds["job_alone_iteration_time"].values[j]
-            done, alone_done = its[np.isfinite(its)], alone_its[np.isfinite(alone_its)]
-            measure, iterations = "iteration time", len(done)
-            mean = done.mean() if len(done) else np.nan
-            alone = alone_done.mean() if len(alone_done) else np.nan
-        rows.append({
-            "job": str(name), "kind": kind, "iterations": iterations, "measure": measure,
-            "mean_ps": float(mean), "alone_ps": float(alone), "slowdown": float(ds["job_slowdown"].values[j]),
-        })  # fmt: skip
-    return rows
-
-
 def _time(ps: float) -> str:
     if not np.isfinite(ps):
         return "–"
@@ -228,7 +204,7 @@ def _time(ps: float) -> str:
 
 def jobs_markdown(ds, finish_seconds: float | None = None) -> str:
     """The per-job table of a finished run and what "alone" means, as Markdown; empty without jobs."""
-    rows = job_table(ds)
+    rows = job_summary(ds)
     if not rows:
         return ""
     lines = [

@@ -25,6 +25,7 @@ first iteration's is measured as a single iteration's is: first start to last co
 """
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -91,11 +92,15 @@ class SimaiFile:
     path: str
     tp_traffic: bool = False
 
+    @cached_property
+    def _workload(self):
+        return read_simai(self.path)  # read once for both questions below
+
     def gpus(self, free: int) -> int:
-        return int(read_simai(self.path).all_gpus)
+        return int(self._workload.all_gpus)
 
     def local_flows(self, n_gpus: int, gpus_per_server: int) -> FlowTable:
-        return simai_flows(read_simai(self.path), None, tp_traffic=self.tp_traffic)
+        return simai_flows(self._workload, None, tp_traffic=self.tp_traffic)
 
 
 @dataclass(frozen=True)
@@ -106,20 +111,23 @@ class FlowFile:
     path: str
     n_gpus: int | None = None
 
+    @cached_property
+    def _flows(self) -> FlowTable:
+        return read_flows(self.path)  # read once for both questions below
+
+    def _largest_id(self) -> int:
+        return int(max(self._flows.src.max(), self._flows.dst.max())) if len(self._flows) else -1
+
     def gpus(self, free: int) -> int:
-        if self.n_gpus is not None:
-            return int(self.n_gpus)
-        flows = read_flows(self.path)
-        return int(max(flows.src.max(), flows.dst.max()) + 1) if len(flows) else 0
+        return int(self.n_gpus) if self.n_gpus is not None else self._largest_id() + 1
 
     def local_flows(self, n_gpus: int, gpus_per_server: int) -> FlowTable:
-        flows = read_flows(self.path)
-        if len(flows) and max(flows.src.max(), flows.dst.max()) >= n_gpus:
+        if self._largest_id() >= n_gpus:
             raise InputError(
-                f"{self.path}", f"names GPU {int(max(flows.src.max(), flows.dst.max()))} of a {n_gpus}-GPU job",
+                f"{self.path}", f"names GPU {self._largest_id()} of a {n_gpus}-GPU job",
                 "give n_gpus larger than every node id in the file",
             )  # fmt: skip
-        return flows
+        return self._flows
 
 
 @dataclass(frozen=True)
