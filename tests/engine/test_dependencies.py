@@ -1,11 +1,15 @@
 """Flows that wait for others: a flow starts when its dependencies completed plus its compute gap."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from wormhole_lab.engine.presets import preset
+from wormhole_lab.engine.state import ACK_WIRE_BYTES
 from wormhole_lab.errors import InputError
 from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
 
@@ -74,3 +78,41 @@ def test_deterministic_with_dependencies():
     a, b = run(flows), run(flows)
     np.testing.assert_array_equal(a["fct"].values, b["fct"].values)
     np.testing.assert_array_equal(a["start"].values, b["start"].values)
+
+
+RATE, DELAY = 100 * 10**9, 1_000_000  # star's 100 Gb/s host links, 1 us each
+# the ACK of the last byte back over two unqueued hops: its 60 B at 100 Gb/s take 4.8 ns, truncated to the 1 ns
+# clock (the reference's, and the engine's time quantum), plus each link's delay
+ACK_RETURN = 2 * ((ACK_WIRE_BYTES * 8 * 10**12 // RATE) // 1000 * 1000 + DELAY)
+
+
+def ends(flows, n_hosts):
+    topo = star(n_hosts, host_rate_bps=RATE, host_delay_ps=DELAY)
+    ds = Simulation(Scenario(topo, flows, preset("dcqcn"), telemetry=Telemetry.off())).run()
+    return ds["start"].values, ds["start"].values + ds["fct"].values
+
+
+@pytest.mark.parametrize("gap", [0, GAP])
+def test_release_on_delivery_starts_the_dependant_when_the_last_byte_arrives(gap):
+    """A 0 -> 1 (100 KB), B 1 -> 2 waits for A: with the flag B starts when A's last byte reaches host 1, the ACK's
+    way back (2 x (4 ns + 1 us)) before A's completion; without it at the completion. The gap adds to both, and
+    A's FCT is start to last ACK either way."""
+    assert ACK_RETURN == 2_008_000
+    flows = make_flows([0, 1], [1, 2], [100_000, 100_000], 0, deps=[(), (0,)], gap_ps=[0, gap])
+    start, end = ends(flows, 3)
+    early_start, early_end = ends(replace(flows, release_on_delivery=True), 3)
+    assert start[1] == end[0] + gap
+    assert early_start[1] == early_end[0] - ACK_RETURN + gap
+    assert early_end[0] == end[0]
+
+
+def test_release_on_delivery_waits_for_the_last_dependency_delivered_once():
+    """C waits for A (short) and B (long) on other hosts: released at B's delivery. Released again at A's
+    completion, C would have started then (its count of dependencies left run out early)."""
+    flows = make_flows(
+        [0, 2, 3], [1, 3, 0], [20_000, 200_000, 10_000], 0, deps=[(), (), (0, 1)], gap_ps=[0, 0, GAP],
+        release_on_delivery=True,
+    )  # fmt: skip
+    start, end = ends(flows, 4)
+    assert end[0] < end[1] - ACK_RETURN
+    assert start[2] == end[1] - ACK_RETURN + GAP

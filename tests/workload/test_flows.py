@@ -1,10 +1,12 @@
 """FlowTable building: source ports numbered per host pair as the reference numbers them."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from wormhole_lab.errors import InputError
-from wormhole_lab.workload.flows import FlowBuilder, assign_sports, make_flows
+from wormhole_lab.workload.flows import FlowBuilder, assign_sports, make_flows, stack_tables
 
 
 def test_sports_count_each_pairs_flows_in_table_order():
@@ -55,3 +57,30 @@ def test_dependency_ids_are_kept_in_32_bits_and_one_that_does_not_fit_is_an_erro
     assert b.build().dep_ids.dtype == np.int32
     with pytest.raises(InputError, match=r"deps \(edge 1\).*flow id 4294967296 is out of range"):
         make_flows([0, 1, 2], [1, 2, 0], [1, 1, 1], 0, deps=[(), (0,), (2**32,)])
+
+
+def test_release_on_delivery_is_off_unless_asked_and_kept_by_each_way_of_making_a_table():
+    chain = {"deps": [(), (0,)]}
+    assert make_flows([0, 1], [1, 2], [10, 10], 0, **chain).release_on_delivery is False
+    assert make_flows([0, 1], [1, 2], [10, 10], 0, **chain, release_on_delivery=True).release_on_delivery is True
+    b = FlowBuilder()
+    b.add(1, 2, 10, deps=[b.add(0, 1, 10)])
+    assert b.build().release_on_delivery is False and b.build(release_on_delivery=True).release_on_delivery is True
+    table = replace(make_flows([0], [1], [10], 0), release_on_delivery=np.bool_(True))
+    assert table.release_on_delivery is True
+    with pytest.raises(InputError, match="release_on_delivery.*must be True or False, got 'yes'"):
+        replace(table, release_on_delivery="yes")
+
+
+def test_stack_tables_refuses_tables_with_dependencies_that_disagree_on_release_on_delivery():
+    """One rule per merged table: mixing would change when one table's flows start. A table without dependencies
+    (background traffic) releases nobody, so its flag does not count."""
+    chain = make_flows([0, 1], [1, 2], [10, 10], 0, deps=[(), (0,)])
+    early = replace(chain, release_on_delivery=True)
+    with pytest.raises(InputError, match=r"release_on_delivery.*tables \[1\].*tables \[0, 2\].*replace\(table"):
+        stack_tables([chain, early, chain])
+    assert stack_tables([early, early]).release_on_delivery is True
+    assert stack_tables([chain, chain]).release_on_delivery is False
+    background = make_flows([3], [4], [10], 0)
+    assert stack_tables([background, early]).release_on_delivery is True
+    assert stack_tables([replace(background, release_on_delivery=True), chain]).release_on_delivery is False

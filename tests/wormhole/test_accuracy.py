@@ -77,6 +77,32 @@ def test_a_dependent_flow_interrupts_a_skip_and_the_partition_skips_back():
     assert wormhole["start"].values[2] == pytest.approx(packet["start"].values[2], rel=0.005)
 
 
+def test_a_dependant_released_on_delivery_starts_as_in_packet_mode():
+    """A (20 MB, skipped) and B waiting for it with ``release_on_delivery``: A's last packets run packet by packet, so
+    B starts at their delivery, the ACK's way back (2 x (4 ns + 1 us)) before A's completion, as in packet mode."""
+    flows = make_flows([0, 1], [1, 2], [20_000_000, 100_000], 0, deps=[(), (0,)], release_on_delivery=True)
+    packet, wormhole = both(Scenario(star(3), flows, preset("dctcp"), telemetry=Telemetry.off()))
+    assert wormhole.attrs["skips"] >= 1
+    for ds in (packet, wormhole):
+        start, fct = ds["start"].values, ds["fct"].values
+        assert start[1] == start[0] + fct[0] - 2 * (4_000 + 1_000_000)
+    assert wormhole["start"].values[1] == pytest.approx(packet["start"].values[1], rel=2e-3)
+
+
+def test_a_dependant_released_on_delivery_interrupts_a_skip_as_at_completion():
+    """``test_a_dependent_flow_interrupts_a_skip_and_the_partition_skips_back`` with ``release_on_delivery``: flow 2
+    joins flow 0's skipped partition the ACK's way back earlier, and it skips back to that moment."""
+    flows = make_flows([0, 2, 3], [1, 3, 1], [30_000_000, 5_000_000, 5_000_000], 0, deps=[(), (), (1,)])
+    runs = {flag: both(Scenario(star(4), replace(flows, release_on_delivery=flag), preset("dctcp"),
+                                telemetry=Telemetry.off())) for flag in (False, True)}  # fmt: skip
+    packet, wormhole = runs[True]
+    assert wormhole.attrs["skip_backs"] >= 1
+    assert fct_error(packet, wormhole).max() < 0.01
+    assert wormhole["start"].values[2] == pytest.approx(packet["start"].values[2], rel=0.005)
+    for late, early in zip(runs[False], runs[True], strict=True):  # packet, then wormhole
+        assert late["start"].values[2] - early["start"].values[2] == 2 * (4_000 + 1_000_000)
+
+
 def test_wormhole_outputs_have_the_packet_outputs_and_its_statistics():
     scenario = Scenario(star(3), make_flows([1, 2], [0, 0], [3_000_000, 3_000_000], 0), preset("hp"))
     packet, wormhole = both(replace(scenario, telemetry=Telemetry(interval_ps=5_000_000)))

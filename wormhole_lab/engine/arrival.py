@@ -9,6 +9,7 @@ from wormhole_lab.engine.layout import (
     CI_INT_MODE,
     CI_NACK_INTERVAL,
     CI_PFC,
+    CI_RELEASE_ON_DELIVERY,
     FL_APATH_BEGIN,
     FL_CNPS,
     FL_LAST_NACK,
@@ -18,6 +19,7 @@ from wormhole_lab.engine.layout import (
     FL_PKTS_DELIVERED,
     FL_PKTS_DROPPED,
     FL_RCV_NXT,
+    FL_SIZE,
     FL_STATE,
     FS_ACTIVE,
     G_DROPS,
@@ -99,8 +101,11 @@ def _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_mark
 
 
 @inlined_kernel
-def _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, k, now):
-    """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval."""
+def _receive_data(
+    g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, child_offset, children, k, now
+):
+    """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval.
+    With CI_RELEASE_ON_DELIVERY, the flows waiting for this one are released when its last byte arrives in order."""
     f = pk[k, PK_FLOW]
     fl[f, FL_PKTS_DELIVERED] += 1
     seq = pk[k, PK_SEQ]
@@ -109,6 +114,9 @@ def _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path
     if seq == expected:
         fl[f, FL_RCV_NXT] = expected + pk[k, PK_PAYLOAD]
         reply = KIND_ACK
+        # in order, so this happens once per flow: a resent packet the receiver already has is behind RCV_NXT
+        if ci[CI_RELEASE_ON_DELIVERY] and fl[f, FL_RCV_NXT] >= fl[f, FL_SIZE]:
+            qp.release(g, events, fl, child_offset, children, f, now)
     elif seq > expected and (now >= fl[f, FL_NACK_TIMER] or fl[f, FL_LAST_NACK] != expected):
         fl[f, FL_NACK_TIMER] = now + ci[CI_NACK_INTERVAL]
         fl[f, FL_LAST_NACK] = expected
@@ -143,7 +151,7 @@ def _receive_ack(
         return
     completed = qp.acknowledge(fl, fw, f, pk[k, PK_SEQ], now)
     if completed:
-        qp.complete(g, events, fl, active, child_offset, children, f, now)
+        qp.complete(g, events, fl, ci, active, child_offset, children, f, now)
     elif pk[k, PK_KIND] == KIND_NACK:
         qp.go_back(g, fl, fw, f)
     if pk[k, PK_ECN]:
@@ -169,7 +177,10 @@ def handle(
     elif pt[port, PT_IS_SWITCH]:
         _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, port, k, now)
     elif kind == KIND_DATA:
-        _receive_data(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, k, now)
+        _receive_data(
+            g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, child_offset, children, k,
+            now,
+        )  # fmt: skip
     else:
         _receive_ack(
             g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, active,

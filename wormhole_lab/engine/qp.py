@@ -7,6 +7,7 @@ from wormhole_lab.engine.cca.dispatch import BY_CCA
 from wormhole_lab.engine.cca.dispatch import init as cca_init
 from wormhole_lab.engine.jit import kernel, variant
 from wormhole_lab.engine.layout import (
+    CI_RELEASE_ON_DELIVERY,
     CI_RTO,
     EV_FLOW_START,
     EV_RTO,
@@ -98,9 +99,21 @@ def fill_dependants(dep_offset, dep_ids, fill, children):
 
 
 @kernel
-def complete(g, events, fl, active, child_offset, children, f, now):
+def release(g, events, fl, child_offset, children, f, now):
+    """Flow ``f`` is done for those waiting for it: each becomes ready ``now`` plus its gap (or later, for another
+    dependency), and one waiting for nothing else is scheduled to start then, and not before its start time."""
+    for i in range(child_offset[f], child_offset[f + 1]):
+        c = np.int64(children[i])  # children is int32: as int64, push compiles once (its other calls)
+        fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])
+        fl[c, FL_DEPS_LEFT] -= 1
+        if fl[c, FL_DEPS_LEFT] == 0:
+            push(g, events, max(fl[c, FL_READY_AT], fl[c, FL_START]), EV_FLOW_START, c, 0)
+
+
+@kernel
+def complete(g, events, fl, ci, active, child_offset, children, f, now):
     """Record the completion order, leave the active list and start the flows that were waiting only for
-    this one (after their gap)."""
+    this one (after their gap), unless they were released when its last byte arrived (CI_RELEASE_ON_DELIVERY)."""
     fl[f, FL_DONE_ORDER] = g[G_DONE_COUNT]
     g[G_DONE_COUNT] += 1
     g[G_FLOW_EVENT] = f
@@ -108,12 +121,8 @@ def complete(g, events, fl, active, child_offset, children, f, now):
     active[fl[f, FL_ACTIVE_POS]] = last
     fl[last, FL_ACTIVE_POS] = fl[f, FL_ACTIVE_POS]
     g[G_N_ACTIVE] -= 1
-    for i in range(child_offset[f], child_offset[f + 1]):
-        c = np.int64(children[i])  # children is int32: as int64, push compiles once (its other calls)
-        fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])
-        fl[c, FL_DEPS_LEFT] -= 1
-        if fl[c, FL_DEPS_LEFT] == 0:
-            push(g, events, max(fl[c, FL_READY_AT], fl[c, FL_START]), EV_FLOW_START, c, 0)
+    if not ci[CI_RELEASE_ON_DELIVERY]:
+        release(g, events, fl, child_offset, children, f, now)
 
 
 @kernel

@@ -429,6 +429,8 @@ def build_state(
     g[L.G_SLOT_FREE] = -1
     fw = np.zeros((max(1, min(n_flows, INITIAL_SLOTS)), L.FW_N), dtype=np.int64)
     _link_free(fw, L.FW_NEXT_FREE, 0, fw.shape[0], g, L.G_SLOT_FREE, L.G_SLOT_FREE_COUNT)
+    ci = _int_config(cfg, merge_tx_done)
+    ci[L.CI_RELEASE_ON_DELIVERY] = flows.release_on_delivery  # a rule of the traffic (FlowTable), not of the network
 
     return EngineState(
         g=g,
@@ -442,7 +444,7 @@ def build_state(
         fw=fw,
         port_qps=np.zeros(max(n_flows, 1), dtype=np.int64),
         path_ports=path_ports,
-        ci=_int_config(cfg, merge_tx_done),
+        ci=ci,
         cf=_float_config(cfg),
         rng=new_state(cfg.seed) if cfg.rng == "xorshift" else ns3_state(cfg.seed, setup_streams(topo.n_nodes)),
         pfc_log=np.zeros((INITIAL_PFC_ROWS, L.PFC_LOG_N), dtype=np.int64),

@@ -7,7 +7,9 @@ its rate changed. Three sources feed the loop, merged in (time, sequence) order 
 starts scheduled before the run (a sorted list), the drains (a heap with one entry per sending flow, moved in
 place), and the engine's event queue (completions, and starts of flows that waited for others). Dependencies are
 resolved by the packet engine's own ``qp.complete``, so a flow waiting for others starts exactly as it would in
-packet mode: at the last one's completion plus its gap, not before its start.
+packet mode: at the last one's completion plus its gap, not before its start. With the flow table's
+``release_on_delivery`` (``CI_RELEASE_ON_DELIVERY``) they are released by ``qp.release`` at the last byte's delivery
+instead: the completion less the ACK's unqueued way back (``model.flow_terms``), as for a flow alone in packet mode.
 """
 
 import math
@@ -17,6 +19,7 @@ import numpy as np
 
 from wormhole_lab.engine import qp
 from wormhole_lab.engine.layout import (
+    CI_RELEASE_ON_DELIVERY,
     E_A,
     E_KIND,
     E_SEQ,
@@ -58,6 +61,7 @@ from wormhole_lab.flowlevel.maxmin import (
 
 EV_DRAIN = 100  # a flow's last byte left at its current rate (kept in the loop's drain heap, not the queue)
 EV_COMPLETE = 101  # a = flow: the ACK of its last byte is back, a fixed latency after the drain
+EV_DELIVER = 102  # a = flow: its last byte reached the receiver (queued only with CI_RELEASE_ON_DELIVERY)
 
 __all__ = [
     "S_DRAINS",
@@ -72,7 +76,7 @@ __all__ = [
     "S_VISITED",
 ]
 
-ROOM_PER_FLOW = 3  # queue rows kept free per flow (an instant queues at most a completion and a start per flow)
+ROOM_PER_FLOW = 3  # queue rows kept free per flow (an instant queues at most a delivery, a completion and a start)
 
 
 class FlowTables(NamedTuple):
@@ -87,10 +91,12 @@ class FlowTables(NamedTuple):
     port_flows: np.ndarray
     port_cnt: np.ndarray
     entry_pos: np.ndarray
-    # the model (model.py): per port its capacity, per flow its bytes on the wire and fixed latency
+    # the model (model.py): per port its capacity, per flow its bytes on the wire, fixed latency and the part of
+    # it until the last byte is delivered
     cap: np.ndarray
     wire: np.ndarray
     latency: np.ndarray
+    delivery: np.ndarray
     # per flow: its rate, the wire bytes it had left at updated_at, and the port that froze it in the last fill
     # that recomputed it (its bottleneck; -1 before its first)
     rate: np.ndarray
@@ -255,6 +261,7 @@ def run_until(t, ft, incremental, t_stop):
     ``incremental`` False water-fills every active flow at every instant (``maxmin.waterfill``, the reference
     the incremental path is tested against) instead of ``maxmin.refill``."""
     g, events, fl, active, child_offset, children = t.g, t.events, t.fl, t.active, t.child_offset, t.children
+    ci, delivery = t.ci, ft.delivery
     flow_off, flow_ports, port_off, port_flows = ft.flow_off, ft.flow_ports, ft.port_off, ft.port_flows
     port_cnt, entry_pos, wire, latency, stats = ft.port_cnt, ft.entry_pos, ft.wire, ft.latency, ft.stats
     rate, remaining, updated_at, share, neck = ft.rate, ft.remaining, ft.updated_at, ft.share, ft.neck
@@ -323,12 +330,18 @@ def run_until(t, ft, incremental, t_stop):
                     neck[f] = -1
                 remaining[f] = 0.0
                 rate[f] = 0.0
+                if ci[CI_RELEASE_ON_DELIVERY]:
+                    push(g, events, now + delivery[f], EV_DELIVER, f, 0)
                 push(g, events, now + latency[f], EV_COMPLETE, f, 0)
                 wr = first(g, events)
+            elif kind == EV_DELIVER:
+                qp.release(g, events, fl, child_offset, children, f, now)
+                wr = first(g, events)  # it queued the starts of flows that waited for this one
+                continue  # a delivery frees no capacity: the drain did
             else:
                 fl[f, FL_STATE] = FS_DONE
                 fl[f, FL_FINISH] = now
-                qp.complete(g, events, fl, active, child_offset, children, f, now)
+                qp.complete(g, events, fl, ci, active, child_offset, children, f, now)
                 wr = first(g, events)  # it queued the starts of flows that waited for this one
                 continue  # a completion frees no capacity: the drain did
             for e in range(flow_off[f], flow_off[f + 1]):

@@ -36,9 +36,10 @@ def port_capacity(pt, ci, eta, cap):
 
 
 @flow_kernel
-def flow_terms(fl, pt, path_ports, ci, cap, eta, wire, latency):
-    """Per flow: ``wire[f]``, bytes on the wire (payload plus one header per packet), and ``latency[f]``, ps that
-    the uncongested packet-mode FCT adds to draining those bytes at the bottleneck's capacity.
+def flow_terms(fl, pt, path_ports, ci, cap, eta, wire, latency, delivery):
+    """Per flow: ``wire[f]``, bytes on the wire (payload plus one header per packet), ``latency[f]``, ps that
+    the uncongested packet-mode FCT adds to draining those bytes at the bottleneck's capacity, and ``delivery[f]``,
+    the part of it until the last byte reaches the receiver: the latency less the ACK's unqueued way back.
 
     With ``eta`` < 1 (HPCC) a flow alone sends its first window (``FL_WIN``, one BDP) at line rate, before
     any INT feedback, and the rest at ``eta`` of it: the latency takes the first window's head start off (a
@@ -73,10 +74,13 @@ def flow_terms(fl, pt, path_ports, ci, cap, eta, wire, latency):
             first_done += pt[p, PT_DELAY]
             arrives = leaves + pt[p, PT_DELAY]
         t = arrives
+        ack = 0
         for e in range(fl[f, FL_APATH_BEGIN], fl[f, FL_APATH_BEGIN] + fl[f, FL_APATH_LEN]):
             p = path_ports[e]
-            t += serialisation_ps(ci[CI_ACK_WIRE], pt[p, PT_RATE], quantum) + pt[p, PT_DELAY]
+            ack += serialisation_ps(ci[CI_ACK_WIRE], pt[p, PT_RATE], quantum) + pt[p, PT_DELAY]
+        t += ack
         wire[f] = size + packets * header
         line = cap[path_ports[neck]] / eta
         paced = max(0.0, wire[f] - fl[f, FL_WIN]) if eta < 1 else 0.0  # bytes sent after the first window
         latency[f] = round(t + paced * (1 / eta - 1) / line - wire[f] / cap[path_ports[neck]])
+        delivery[f] = max(0, latency[f] - ack)

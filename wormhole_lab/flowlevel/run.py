@@ -80,8 +80,8 @@ class FlowLevel:
         hpcc = state.ci[L.CI_CC] == L.CC_HPCC
         eta = float(state.cf[L.CF_U_TARGET]) if hpcc else 1.0  # HPCC fills a link to its target utilisation
         port_capacity(state.pt, state.ci, eta, cap)
-        wire, latency = np.zeros(n), np.zeros(n, dtype=np.int64)
-        flow_terms(fl, state.pt, state.path_ports, state.ci, cap, eta, wire, latency)
+        wire, latency, delivery = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        flow_terms(fl, state.pt, state.path_ports, state.ci, cap, eta, wire, latency, delivery)
         # the starts scheduled by prepare() leave the event queue for a list the loop merges with it
         starts = wheel.pending(state.events)
         state.events = wheel.new_events(state.g, state.events.shape[0] - wheel.TABLE_ROWS)
@@ -92,7 +92,7 @@ class FlowLevel:
         self.tables = loop.FlowTables(
             flow_off=flow_off, flow_ports=flow_ports, port_off=port_off, port_flows=np.zeros(entries, i64),
             port_cnt=np.zeros(n_ports, i64), entry_pos=np.zeros(entries, i64), cap=cap, wire=wire, latency=latency,
-            rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64),
+            delivery=delivery, rate=np.zeros(n), remaining=np.zeros(n), updated_at=np.zeros(n, i64),
             neck=np.full(n, -1, i64), load=np.zeros(n_ports), neck_cnt=np.zeros(n_ports, i64),
             flow_mark=np.zeros(n, i64), port_mark=np.zeros(n_ports, i64),
             comp_flows=np.zeros(n, i64), comp_ports=np.zeros(n_ports, i64), res=np.zeros(n_ports),

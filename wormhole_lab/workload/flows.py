@@ -19,6 +19,10 @@ class FlowTable:
     ``dep_ids[dep_offset[i]:dep_offset[i + 1]]`` has completed, plus ``gap_ps[i]`` of compute, and not
     before ``start_ps[i]``. ``phase`` labels what the flow is for ("dp", "pp", "ep", "tp", ...);
     ``tail_ps`` is compute after the last flow, counted in the iteration time.
+
+    ``release_on_delivery``: "completed", for the flows waiting, means the last byte has reached the receiver (in
+    order), as a collective's next step starts in ASTRA-sim and NCCL, rather than the sender having its ACK (False,
+    the reference's completion; the ACK's way back is ~1 us on two hops). ``fct`` ends at the ACK either way.
     """
 
     src: np.ndarray  # int64[n]
@@ -33,6 +37,7 @@ class FlowTable:
     gap_ps: np.ndarray = None  # int64[n]
     phase: np.ndarray = None  # str[n]
     tail_ps: int = 0
+    release_on_delivery: bool = False
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -44,6 +49,12 @@ class FlowTable:
             object.__setattr__(self, "gap_ps", np.zeros(n, dtype=np.int64))
         if self.phase is None:
             object.__setattr__(self, "phase", np.full(n, "", dtype="<U8"))
+        if not isinstance(self.release_on_delivery, bool | np.bool_):
+            raise InputError(
+                "FlowTable.release_on_delivery", f"must be True or False, got {self.release_on_delivery!r}",
+                "pass release_on_delivery=True (dependants start at delivery) or False (at the last ACK)",
+            )  # fmt: skip
+        object.__setattr__(self, "release_on_delivery", bool(self.release_on_delivery))
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
@@ -86,7 +97,10 @@ PG = 3  # the priority group of every shipped flow file
 DPORT = 100  # the reference's destination port
 
 
-def make_flows(src, dst, size, start_ps, pg=PG, dport=DPORT, deps=None, gap_ps=0, phase="", tail_ps=0) -> FlowTable:
+def make_flows(
+    src, dst, size, start_ps, pg=PG, dport=DPORT, deps=None, gap_ps=0, phase="", tail_ps=0, *,
+    release_on_delivery: bool = False,
+) -> FlowTable:  # fmt: skip
     """Build a FlowTable from array-likes; pg, dport, gap_ps and phase broadcast. ``deps`` is a list (one
     entry per flow) of the flow ids it waits for. Validation lives in ``workload.validate``."""
     n = len(src)
@@ -95,7 +109,8 @@ def make_flows(src, dst, size, start_ps, pg=PG, dport=DPORT, deps=None, gap_ps=0
         raise ValueError(f"deps has {len(dep_lists)} entries for {n} flows")
     counts, dep_ids = _dep_arrays(dep_lists)
     start_ps, pg, dport, gap_ps = (_column(a, n, np.int64) for a in (start_ps, pg, dport, gap_ps))
-    return _table(src, dst, size, start_ps, pg, dport, counts, dep_ids, gap_ps, _column(phase, n, "<U8"), tail_ps)
+    phase = _column(phase, n, "<U8")
+    return _table(src, dst, size, start_ps, pg, dport, counts, dep_ids, gap_ps, phase, tail_ps, release_on_delivery)
 
 
 def _column(value, n: int, dtype) -> np.ndarray:
@@ -120,7 +135,9 @@ def _flow_ids(ids) -> np.ndarray:
     return ids.astype(np.int32, copy=False)
 
 
-def _table(src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, phase, tail_ps) -> FlowTable:
+def _table(
+    src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, phase, tail_ps, release_on_delivery=False
+) -> FlowTable:
     """The FlowTable of per-flow columns (``phase`` one string per flow) and dependencies as counts and ids."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     dep_offset = np.zeros(len(src) + 1, dtype=np.int64)
@@ -138,6 +155,7 @@ def _table(src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, pha
         gap_ps=gap_ps,
         phase=phase,
         tail_ps=int(tail_ps),
+        release_on_delivery=release_on_delivery,
     )
 
 
@@ -161,7 +179,9 @@ def scaled_sizes(flows: FlowTable, scale: float) -> FlowTable:
 def stack_tables(tables: list[FlowTable], tail_ps: int = 0) -> FlowTable:
     """One table of ``tables`` one after another: each one's dependency ids moved by the flows before it, source
     ports assigned afresh over the whole table (a host pair used by two tables gets distinct ones, as one flow file
-    holding both would)."""
+    holding both would). Tables with dependencies must agree on ``release_on_delivery`` (the merged table has one
+    rule); one without any has nobody to release, so its flag does not count."""
+    rule = _release_rule(tables)
 
     def column(name):
         return np.concatenate([getattr(t, name) for t in tables])
@@ -171,8 +191,22 @@ def stack_tables(tables: list[FlowTable], tail_ps: int = 0) -> FlowTable:
     counts = np.concatenate([np.diff(t.dep_offset) for t in tables])
     return _table(
         column("src"), column("dst"), column("size"), column("start_ps"), column("pg"), column("dport"), counts,
-        dep_ids, column("gap_ps"), column("phase"), tail_ps,
+        dep_ids, column("gap_ps"), column("phase"), tail_ps, rule,
     )  # fmt: skip
+
+
+def _release_rule(tables: list[FlowTable]) -> bool:
+    """The ``release_on_delivery`` of ``tables`` stacked: that of those with dependencies, which must agree."""
+    waiting = [i for i, t in enumerate(tables) if t.has_dependencies]
+    on = [i for i in waiting or range(len(tables)) if tables[i].release_on_delivery]
+    off = [i for i in waiting if not tables[i].release_on_delivery]
+    if on and off:
+        raise InputError(
+            "stack_tables: FlowTable.release_on_delivery",
+            f"tables {on} release dependants when the last byte is delivered, tables {off} when its ACK is back",
+            "give every table with dependencies the same flag: dataclasses.replace(table, release_on_delivery=...)",
+        )
+    return bool(on)
 
 
 class FlowBuilder:
@@ -218,11 +252,13 @@ class FlowBuilder:
         self._blocks.append((*ints, counts, ids, np.array(phase, dtype="<U8")))
         self._one = []
 
-    def build(self, tail_ps: int = 0) -> FlowTable:
+    def build(self, tail_ps: int = 0, *, release_on_delivery: bool = False) -> FlowTable:
+        """The FlowTable of the flows added (``release_on_delivery``: see FlowTable)."""
         self._flush()
         empty = [np.zeros(0, dtype=np.int64)] * 7 + [np.zeros(0, dtype="<U8")]
         src, dst, size, start, gap, counts, ids, phase = (
             np.concatenate(column) for column in zip(*(self._blocks or [empty]), strict=True)
         )
         n = len(src)
-        return _table(src, dst, size, start, np.full(n, PG), np.full(n, DPORT), counts, ids, gap, phase, tail_ps)
+        pg, dport = np.full(n, PG), np.full(n, DPORT)
+        return _table(src, dst, size, start, pg, dport, counts, ids, gap, phase, tail_ps, release_on_delivery)

@@ -3,7 +3,8 @@
 A skip of ``dt`` moves the partition's pending events ``dt`` later (engine.offset) and credits each flow
 ``goodput x dt`` bytes, rounded down to whole packets. It ends before the partition's first flow would
 put its last packets on the wire (those few packets then run packet by packet, so completion times
-come from the packet-level tail), and before any known flow start on the partition's ports. A flow
+come from the packet-level tail, and so do last-byte deliveries, which release dependants with
+``FlowTable.release_on_delivery``), and before any known flow start on the partition's ports. A flow
 that starts earlier than foreseen on those ports skips the partition back to that moment.
 """
 
