@@ -8,7 +8,7 @@ import pytest
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import ACK_WIRE_BYTES
 from wormhole_lab.errors import InputError
-from wormhole_lab.simulation import Scenario, Simulation
+from wormhole_lab.simulation import Scenario, Simulation, prepare
 from wormhole_lab.telemetry import Telemetry
 from wormhole_lab.topology.builders import star
 from wormhole_lab.workload.flows import make_flows
@@ -116,3 +116,54 @@ def test_release_on_delivery_waits_for_the_last_dependency_delivered_once():
     start, end = ends(flows, 4)
     assert end[0] < end[1] - ACK_RETURN
     assert start[2] == end[1] - ACK_RETURN + GAP
+
+
+EDGE_GAP = 5_000_000  # 5 us after A (flow 0) on C's edge to it; 0 after B (flow 1)
+
+
+def join_with_edge_gaps(a_size, b_size=100_000, b_start=0):
+    """A 0 -> 1 and B 2 -> 3; C 1 -> 0 waits for B (edge delay 0) and A (``EDGE_GAP``) plus its own ``GAP``. Listed
+    (B, A): grouped by the flow waited for, the engine holds A's edge first, so delays taken in the order of C's
+    deps rather than of its dependants list would swap."""
+    return make_flows(
+        [0, 2, 1], [1, 3, 0], [a_size, b_size, 10_000], [0, b_start, 0], deps=[(), (), (1, 0)], gap_ps=[0, 0, GAP],
+        dep_gaps=[(), (), (0, EDGE_GAP)],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "a_size, a_binds",
+    [(20_000, False), (90_000, True), (200_000, True)],  # A ~6.6 us before B, ~0.8 us before it, ~8 us after it
+)
+def test_each_dependency_edge_adds_its_own_delay(a_size, a_binds):
+    """C starts at max(end A + 5 us, end B) + its gap: with one gap per flow it could only be max(end A, end B) + gap.
+    The sizes make each edge the binding one in turn, so the test fails if the delay is dropped, put on the other
+    edge or on both."""
+    start, end = ends(join_with_edge_gaps(a_size), 4)
+    assert (end[0] + EDGE_GAP > end[1]) == a_binds
+    assert start[2] == max(end[0] + EDGE_GAP, end[1]) + GAP
+
+
+def test_edge_delays_of_zero_change_nothing():
+    """A table with per-edge delays all 0 runs exactly as the same table without them (``dep_gap_ps`` None)."""
+    flows = join_with_edge_gaps(90_000)
+    zero = replace(flows, dep_gap_ps=np.zeros(len(flows.dep_ids), dtype=np.int64))
+    plain = replace(flows, dep_gap_ps=None)
+    for column in ("start", "fct"):
+        np.testing.assert_array_equal(run(zero)[column].values, run(plain)[column].values)
+
+
+def test_negative_edge_delay_is_rejected_before_the_run():
+    flows = make_flows([0, 1], [1, 2], [1000] * 2, 0, deps=[(), (0,)], dep_gaps=[(), (-1,)])
+    with pytest.raises(InputError, match=r"\[1\]\.dep_gap_ps.*delay -1 ps after flow 0 \(edge 0\) is negative"):
+        run(flows)
+
+
+def test_edge_delays_reach_the_engine_beside_the_dependants_and_only_when_the_table_has_some():
+    """``child_gaps`` is aligned with ``children`` (grouped by the flow waited for: A's edge, then B's) when the table
+    has per-edge delays, and empty otherwise: a table without them costs the engine nothing more."""
+    flows = join_with_edge_gaps(90_000)
+    state = prepare(Scenario(star(4), flows, preset("dcqcn"))).state
+    assert state.children.tolist() == [2, 2] and state.child_gaps.tolist() == [EDGE_GAP, 0]
+    plain = prepare(Scenario(star(4), replace(flows, dep_gap_ps=None), preset("dcqcn"))).state
+    assert plain.child_gaps.shape == (0,) and plain.per_flow_nbytes() == state.per_flow_nbytes() - 2 * 8

@@ -26,6 +26,13 @@ def test_dependants_are_grouped_by_the_flow_waited_for_in_id_order():
     ids = rng.integers(0, n, offset[-1])  # repeats and ids above the waiting flow's are allowed here
     first = np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=n))])
     children = np.full(len(ids), -1)
-    fill_dependants(offset, ids, first[:-1].copy(), children)
+    none = np.zeros(0, dtype=np.int64)
+    fill_dependants(offset, ids, none, first[:-1].copy(), children, none)
     owner = np.repeat(np.arange(n), counts)
-    assert np.array_equal(children, owner[np.argsort(ids, kind="stable")])
+    order = np.argsort(ids, kind="stable")
+    assert np.array_equal(children, owner[order])
+    # per-edge delays land beside their edge's dependant, in the same pass
+    gaps = rng.integers(0, 10**9, len(ids))
+    children, child_gaps = np.full(len(ids), -1), np.full(len(ids), -1)
+    fill_dependants(offset, ids, gaps, first[:-1].copy(), children, child_gaps)
+    assert np.array_equal(children, owner[order]) and np.array_equal(child_gaps, gaps[order])

@@ -61,6 +61,24 @@ def test_release_on_delivery_takes_the_acks_way_back_off_each_release():
     assert start[2] < late["start"].values[2]
 
 
+@pytest.mark.parametrize("a_size, a_binds", [(20_000, False), (90_000, True), (200_000, True)])
+def test_per_edge_delays_as_in_packet_mode(a_size, a_binds):
+    """C waits for B (edge delay 0) and A (5 us): it starts at max(end A + 5 us, end B) + its gap, each edge binding
+    in turn (tests/engine/test_dependencies.py has the same join in packet mode); a flow alone finishes as in packet
+    mode, so the starts are the packet mode's to the ps."""
+    edge = 5_000_000
+    flows = make_flows(
+        [0, 2, 1], [1, 3, 0], [a_size, 100_000, 10_000], 0, deps=[(), (), (1, 0)], gap_ps=[0, 0, GAP],
+        dep_gaps=[(), (), (0, edge)],
+    )  # fmt: skip
+    ds = Simulation(scenario(star(4), flows), mode="flow").run()
+    start, end = ds["start"].values, ds["start"].values + ds["fct"].values
+    assert (end[0] + edge > end[1]) == a_binds
+    assert start[2] == max(end[0] + edge, end[1]) + GAP
+    packet = Simulation(scenario(star(4), flows), mode="packet").run()
+    np.testing.assert_array_equal(start, packet["start"].values)
+
+
 def random_flows(n: int, seed: int):
     """``n`` flows between random hosts of a 16-host fat tree at random times, a third of them waiting for an
     earlier flow: components merge and split as flows come and go."""

@@ -84,3 +84,35 @@ def test_stack_tables_refuses_tables_with_dependencies_that_disagree_on_release_
     background = make_flows([3], [4], [10], 0)
     assert stack_tables([background, early]).release_on_delivery is True
     assert stack_tables([replace(background, release_on_delivery=True), chain]).release_on_delivery is False
+
+
+def test_per_edge_delays_are_kept_by_each_way_of_making_a_table_and_cost_nothing_when_unused():
+    """``dep_gap_ps`` stays None (no array, no memory) unless some flow has a delay on an edge; then it is aligned
+    with ``dep_ids``, 0 on the edges of flows that gave none."""
+    b = FlowBuilder()
+    a = b.add(0, 1, 10)
+    b.add(1, 2, 10, deps=[a])
+    plain = b.build()
+    assert plain.dep_gap_ps is None and plain.nbytes == make_flows([0, 1], [1, 2], [10, 10], 0, deps=[(), (0,)]).nbytes
+    b.add(2, 3, 10, deps=(0, 1), dep_gaps=(5, 6))
+    first = b.add_many([3, 4], [4, 5], [10, 10], [1, 0], [2], [0, 0], "pp")  # a block without delays
+    b.add_many([5], [6], [10], [2], [first, 0], [0], "pp", dep_gaps=[7, 8])
+    table = b.build()
+    assert table.dep_gap_ps.dtype == np.int64
+    assert table.dep_ids.tolist() == [0, 0, 1, 2, 3, 0]
+    assert table.dep_gap_ps.tolist() == [0, 5, 6, 0, 7, 8]
+    made = make_flows([0, 1, 2], [1, 2, 3], [10] * 3, 0, deps=[(), (0,), (0, 1)], dep_gaps=[(), (4,), (5, 6)])
+    assert made.dep_gap_ps.tolist() == [4, 5, 6]
+    assert make_flows([0, 1], [1, 2], [10, 10], 0, deps=[(), (0,)]).dep_gap_ps is None
+    assert stack_tables([plain, plain]).dep_gap_ps is None
+    assert stack_tables([plain, made]).dep_gap_ps.tolist() == [0, 4, 5, 6]  # plain's one edge, then made's
+
+
+def test_edge_delays_that_do_not_match_the_deps_are_errors():
+    with pytest.raises(InputError, match=r"dep_gaps\[2\].*has 1 delays for flow 2's 2 dependencies"):
+        make_flows([0, 1, 2], [1, 2, 3], [10] * 3, 0, deps=[(), (0,), (0, 1)], dep_gaps=[(), (4,), (5,)])
+    b = FlowBuilder()
+    with pytest.raises(InputError, match=r"FlowBuilder.add \(flow 0\): dep_gaps.*2 delays for 1 deps"):
+        b.add(0, 1, 10, deps=(3,), dep_gaps=(1, 2))
+    with pytest.raises(InputError, match=r"add_many.*1 delays for 2 dependency ids"):
+        b.add_many([0], [1], [10], [2], [3, 4], [0], "", dep_gaps=[1])

@@ -131,3 +131,19 @@ def test_a_million_dependency_edges_check_without_a_graph_library():
     tracemalloc.stop()
     assert edges == (waves - 1) * width * width and n == len(flows)
     assert peak < 12 * 8 * edges  # a few int64 arrays per edge; networkx needed ~300 B per edge
+
+
+@pytest.mark.parametrize(
+    "gaps, match",
+    [
+        (np.array([1, 2, 3]), r"flows\.dep_gap_ps.*has shape \(3,\) for 2 dependency edges"),
+        (np.array([1.5, 0.0]), r"flows\.dep_gap_ps.*holds float64 values, not integers"),
+        (np.array([0, -7]), r"flows\[2\]\.dep_gap_ps.*delay -7 ps after flow 1 \(edge 1\) is negative"),
+    ],
+)
+def test_bad_edge_delays_are_named(gaps, match):
+    """One whole, non-negative number of ps per dependency edge; the error names the flow and the edge."""
+    flows = make_flows([0, 1, 0], [1, 0, 1], [10, 10, 10], 0, deps=[(), (0,), (1,)])
+    check_dependencies(flows)
+    with pytest.raises(InputError, match=match):
+        check_dependencies(FlowTable(**{**vars(flows), "dep_gap_ps": gaps}))

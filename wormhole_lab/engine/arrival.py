@@ -102,8 +102,9 @@ def _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_mark
 
 @inlined_kernel
 def _receive_data(
-    g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, child_offset, children, k, now
-):
+    g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, child_offset, children,
+    child_gaps, k, now,
+):  # fmt: skip
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval.
     With CI_RELEASE_ON_DELIVERY, the flows waiting for this one are released when its last byte arrives in order."""
     f = pk[k, PK_FLOW]
@@ -116,7 +117,7 @@ def _receive_data(
         reply = KIND_ACK
         # in order, so this happens once per flow: a resent packet the receiver already has is behind RCV_NXT
         if ci[CI_RELEASE_ON_DELIVERY] and fl[f, FL_RCV_NXT] >= fl[f, FL_SIZE]:
-            qp.release(g, events, fl, child_offset, children, f, now)
+            qp.release(g, events, fl, child_offset, children, child_gaps, f, now)
     elif seq > expected and (now >= fl[f, FL_NACK_TIMER] or fl[f, FL_LAST_NACK] != expected):
         fl[f, FL_NACK_TIMER] = now + ci[CI_NACK_INTERVAL]
         fl[f, FL_LAST_NACK] = expected
@@ -143,7 +144,7 @@ def _receive_data(
 @inlined_kernel
 def _receive_ack(
     g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, active, child_offset,
-    children, k, now,
+    children, child_gaps, k, now,
 ):  # fmt: skip
     f = pk[k, PK_FLOW]
     if fl[f, FL_STATE] != FS_ACTIVE:
@@ -151,7 +152,7 @@ def _receive_ack(
         return
     completed = qp.acknowledge(fl, fw, f, pk[k, PK_SEQ], now)
     if completed:
-        qp.complete(g, events, fl, ci, active, child_offset, children, f, now)
+        qp.complete(g, events, fl, ci, active, child_offset, children, child_gaps, f, now)
     elif pk[k, PK_KIND] == KIND_NACK:
         qp.go_back(g, fl, fw, f)
     if pk[k, PK_ECN]:
@@ -168,7 +169,7 @@ def _receive_ack(
 @inlined_kernel
 def handle(
     g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, pfc_log, active,
-    child_offset, children, k, now,
+    child_offset, children, child_gaps, k, now,
 ):  # fmt: skip
     port = pt[pk[k, PK_PORT], PT_PEER]
     kind = pk[k, PK_KIND]
@@ -178,13 +179,13 @@ def handle(
         _forward(g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, port, k, now)
     elif kind == KIND_DATA:
         _receive_data(
-            g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, child_offset, children, k,
-            now,
+            g, events, pk, pt, ptf, nd, fl, fw, port_qps, path_ports, path_marks, ci, rng, child_offset, children,
+            child_gaps, k, now,
         )  # fmt: skip
     else:
         _receive_ack(
             g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, active,
-            child_offset, children, k, now,
+            child_offset, children, child_gaps, k, now,
         )  # fmt: skip
 
 

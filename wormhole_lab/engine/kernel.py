@@ -83,7 +83,7 @@ def run_until(t, t_stop):
     g, events, pk, pt, ptf, nd, fl, ff, fw = t.g, t.events, t.pk, t.pt, t.ptf, t.nd, t.fl, t.ff, t.fw
     ci, cf, rng, port_qps, path_ports, pfc_log = t.ci, t.cf, t.rng, t.port_qps, t.path_ports, t.pfc_log
     tel_time, tel_port, tel_flow, sel_ports, sel_flows = t.tel_time, t.tel_port, t.tel_flow, t.sel_ports, t.sel_flows
-    child_offset, children, active, parts = t.child_offset, t.children, t.active, t.parts
+    child_offset, children, child_gaps, active, parts = t.child_offset, t.children, t.child_gaps, t.active, t.parts
     rate_ring, seq_ring, flow_log, pm_flow, pm_part = t.rate_ring, t.seq_ring, t.flow_log, t.pm_flow, t.pm_part
     path_marks = t.path_marks
     n_flows = fl.shape[0]
@@ -137,7 +137,7 @@ def run_until(t, t_stop):
         if kind == EV_ARRIVE:
             handle_arrival(
                 g, events, pk, pt, ptf, nd, fl, ff, fw, port_qps, path_ports, path_marks, ci, cf, rng, pfc_log,
-                active, child_offset, children, a, now,
+                active, child_offset, children, child_gaps, a, now,
             )  # fmt: skip
         elif kind == EV_TX_DONE:
             pt[a, PT_TX_DONE_QUEUED] = 0

@@ -86,32 +86,44 @@ def acknowledge(fl, fw, f, seq, now):
 
 
 @kernel
-def fill_dependants(dep_offset, dep_ids, fill, children):
+def fill_dependants(dep_offset, dep_ids, dep_gaps, fill, children, child_gaps):
     """Write each flow into ``children`` at ``fill[d]`` (then one on) for every flow ``d`` it waits for, in id
     order: with ``fill`` = the start of each flow's block of dependants, ``children`` is grouped by the flow
     waited for, in id order within a group. One pass over the edges (a counting sort), where NumPy's stable
-    argsort and gathers took 1.3 s of MoE-32x22B's set-up on 1024 GPUs (18 M edges). Ids must be checked."""
+    argsort and gathers took 1.3 s of MoE-32x22B's set-up on 1024 GPUs (18 M edges). Ids must be checked.
+
+    ``child_gaps`` gets each edge's delay (``dep_gaps``, aligned with ``dep_ids``) at its place in ``children``;
+    both are empty for a table without per-edge delays."""
+    gaps = child_gaps.shape[0] > 0
     for f in range(dep_offset.shape[0] - 1):
         for e in range(dep_offset[f], dep_offset[f + 1]):
             d = dep_ids[e]
             children[fill[d]] = f
+            if gaps:
+                child_gaps[fill[d]] = dep_gaps[e]
             fill[d] += 1
 
 
 @kernel
-def release(g, events, fl, child_offset, children, f, now):
-    """Flow ``f`` is done for those waiting for it: each becomes ready ``now`` plus its gap (or later, for another
-    dependency), and one waiting for nothing else is scheduled to start then, and not before its start time."""
+def release(g, events, fl, child_offset, children, child_gaps, f, now):
+    """Flow ``f`` is done for those waiting for it: each becomes ready ``now`` plus the edge's delay
+    (``child_gaps[i]``; none when it is empty) plus its gap (or later, for another dependency), and one waiting for
+    nothing else is scheduled to start then, and not before its start time."""
+    # an empty child_gaps (a table without per-edge delays) rather than zeros: no memory, same compiled type
+    edge_gaps = child_gaps.shape[0] > 0
     for i in range(child_offset[f], child_offset[f + 1]):
         c = np.int64(children[i])  # children is int32: as int64, push compiles once (its other calls)
-        fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], now + fl[c, FL_GAP])
+        ready = now + fl[c, FL_GAP]
+        if edge_gaps:
+            ready += child_gaps[i]
+        fl[c, FL_READY_AT] = max(fl[c, FL_READY_AT], ready)
         fl[c, FL_DEPS_LEFT] -= 1
         if fl[c, FL_DEPS_LEFT] == 0:
             push(g, events, max(fl[c, FL_READY_AT], fl[c, FL_START]), EV_FLOW_START, c, 0)
 
 
 @kernel
-def complete(g, events, fl, ci, active, child_offset, children, f, now):
+def complete(g, events, fl, ci, active, child_offset, children, child_gaps, f, now):
     """Record the completion order, leave the active list and start the flows that were waiting only for
     this one (after their gap), unless they were released when its last byte arrived (CI_RELEASE_ON_DELIVERY)."""
     fl[f, FL_DONE_ORDER] = g[G_DONE_COUNT]
@@ -122,7 +134,7 @@ def complete(g, events, fl, ci, active, child_offset, children, f, now):
     fl[last, FL_ACTIVE_POS] = fl[f, FL_ACTIVE_POS]
     g[G_N_ACTIVE] -= 1
     if not ci[CI_RELEASE_ON_DELIVERY]:
-        release(g, events, fl, child_offset, children, f, now)
+        release(g, events, fl, child_offset, children, child_gaps, f, now)
 
 
 @kernel

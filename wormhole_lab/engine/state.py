@@ -53,7 +53,7 @@ class ResourceLimitError(RuntimeError):
 # the tables with a row (or a few entries) per flow: its row, paths, dependants, place in the NIC's and the active
 # lists, and in Wormhole mode its link in its partition's member list (the rows per partition id follow the
 # partitions alive at once: INITIAL_PARTITION_IDS)
-PER_FLOW_TABLES = ("fl", "port_qps", "path_ports", "child_offset", "children", "active", "pm_flow")
+PER_FLOW_TABLES = ("fl", "port_qps", "path_ports", "child_offset", "children", "child_gaps", "active", "pm_flow")
 
 
 @dataclass
@@ -82,6 +82,7 @@ class EngineState:
     sel_flows: np.ndarray
     child_offset: np.ndarray  # flows that wait for flow f: children[child_offset[f]:child_offset[f + 1]]
     children: np.ndarray
+    child_gaps: np.ndarray  # each dependant's edge delay, aligned with children; empty: the table has none
     active: np.ndarray  # ids of the active flows, first g[G_N_ACTIVE] entries
     parts: np.ndarray  # [partition id, PA_*], used when a layer above groups flows into partitions; last row the bucket
     rate_ring: np.ndarray  # [slot, l] recent sending rates for the steady-state test
@@ -411,9 +412,14 @@ def build_state(
     })  # fmt: skip
     child_offset = flows.dependant_offset()
     children = np.empty(len(flows.dep_ids), dtype=np.int32)  # flow ids: 4 B per dependency edge, not 8
+    # per-edge delays in children's order only when the table has any: an empty array otherwise (no memory, and the
+    # kernels see the same types, so no second compile)
+    edge_gaps = flows.dep_gap_ps is not None
+    dep_gaps = np.ascontiguousarray(flows.dep_gap_ps if edge_gaps else np.zeros(0), dtype=np.int64)
+    child_gaps = np.empty(len(children) if edge_gaps else 0, dtype=np.int64)
     qp.fill_dependants(
         np.ascontiguousarray(flows.dep_offset, dtype=np.int64), np.ascontiguousarray(flows.dep_ids, dtype=np.int32),
-        child_offset[:-1].copy(), children,
+        dep_gaps, child_offset[:-1].copy(), children, child_gaps,
     )  # fmt: skip
 
     g = np.zeros(L.G_N, dtype=np.int64)
@@ -455,6 +461,7 @@ def build_state(
         sel_flows=np.zeros(0, dtype=np.int64),
         child_offset=child_offset,
         children=children,
+        child_gaps=child_gaps,
         active=np.zeros(max(n_flows, 1), dtype=np.int64),
         parts=np.zeros((1, L.PA_N), dtype=np.int64),
         rate_ring=np.zeros((fw.shape[0], 1), dtype=np.float64),

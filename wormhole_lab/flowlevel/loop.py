@@ -261,6 +261,7 @@ def run_until(t, ft, incremental, t_stop):
     ``incremental`` False water-fills every active flow at every instant (``maxmin.waterfill``, the reference
     the incremental path is tested against) instead of ``maxmin.refill``."""
     g, events, fl, active, child_offset, children = t.g, t.events, t.fl, t.active, t.child_offset, t.children
+    child_gaps = t.child_gaps
     ci, delivery = t.ci, ft.delivery
     flow_off, flow_ports, port_off, port_flows = ft.flow_off, ft.flow_ports, ft.port_off, ft.port_flows
     port_cnt, entry_pos, wire, latency, stats = ft.port_cnt, ft.entry_pos, ft.wire, ft.latency, ft.stats
@@ -335,13 +336,13 @@ def run_until(t, ft, incremental, t_stop):
                 push(g, events, now + latency[f], EV_COMPLETE, f, 0)
                 wr = first(g, events)
             elif kind == EV_DELIVER:
-                qp.release(g, events, fl, child_offset, children, f, now)
+                qp.release(g, events, fl, child_offset, children, child_gaps, f, now)
                 wr = first(g, events)  # it queued the starts of flows that waited for this one
                 continue  # a delivery frees no capacity: the drain did
             else:
                 fl[f, FL_STATE] = FS_DONE
                 fl[f, FL_FINISH] = now
-                qp.complete(g, events, fl, ci, active, child_offset, children, f, now)
+                qp.complete(g, events, fl, ci, active, child_offset, children, child_gaps, f, now)
                 wr = first(g, events)  # it queued the starts of flows that waited for this one
                 continue  # a completion frees no capacity: the drain did
             for e in range(flow_off[f], flow_off[f + 1]):

@@ -51,6 +51,8 @@ def check_state(state: EngineState) -> None:
         fail("EngineState.child_offset", "not a CSR offset array over the flows")
     if np.any((children < 0) | (children >= n)) or np.any(fl[:, L.FL_DEPS_LEFT] != np.bincount(children, minlength=n)):
         fail("EngineState.children", "dependants outside the flow table, or not matching FL_DEPS_LEFT")
+    if len(state.child_gaps) not in (0, len(children)):
+        fail("EngineState.child_gaps", "neither empty nor one delay per entry of children")
     if state.g[L.G_EVENTS] or state.g[L.G_DONE_COUNT] or state.g[L.G_N_ACTIVE]:
         fail("EngineState.g", "the state has run already")
     pending = wheel.pending(state.events)

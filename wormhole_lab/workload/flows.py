@@ -20,6 +20,11 @@ class FlowTable:
     before ``start_ps[i]``. ``phase`` labels what the flow is for ("dp", "pp", "ep", "tp", ...);
     ``tail_ps`` is compute after the last flow, counted in the iteration time.
 
+    ``dep_gap_ps``: a delay per dependency edge (int64, aligned with ``dep_ids``; None: every edge 0), for a flow
+    that waits for several things each followed by its own delay (a collective's last message, then endpoint delay;
+    an older one, then compute): flow ``i`` is ready at the latest over its edges ``e`` of ``dep_ids[e]``'s
+    completion plus ``dep_gap_ps[e]``, plus ``gap_ps[i]``.
+
     ``release_on_delivery``: "completed", for the flows waiting, means the last byte has reached the receiver (in
     order), as a collective's next step starts in ASTRA-sim and NCCL, rather than the sender having its ACK (False,
     the reference's completion; the ACK's way back is ~1 us on two hops). ``fct`` ends at the ACK either way.
@@ -37,6 +42,7 @@ class FlowTable:
     gap_ps: np.ndarray = None  # int64[n]
     phase: np.ndarray = None  # str[n]
     tail_ps: int = 0
+    dep_gap_ps: np.ndarray = None  # int64 per edge, or None (no per-edge gaps: no memory spent on them)
     release_on_delivery: bool = False
     meta: dict = field(default_factory=dict)
 
@@ -55,6 +61,8 @@ class FlowTable:
                 "pass release_on_delivery=True (dependants start at delivery) or False (at the last ACK)",
             )  # fmt: skip
         object.__setattr__(self, "release_on_delivery", bool(self.release_on_delivery))
+        if self.dep_gap_ps is not None:
+            object.__setattr__(self, "dep_gap_ps", _edge_gap_column(self.dep_gap_ps))
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
@@ -99,18 +107,34 @@ DPORT = 100  # the reference's destination port
 
 def make_flows(
     src, dst, size, start_ps, pg=PG, dport=DPORT, deps=None, gap_ps=0, phase="", tail_ps=0, *,
-    release_on_delivery: bool = False,
+    release_on_delivery: bool = False, dep_gaps=None,
 ) -> FlowTable:  # fmt: skip
     """Build a FlowTable from array-likes; pg, dport, gap_ps and phase broadcast. ``deps`` is a list (one
-    entry per flow) of the flow ids it waits for. Validation lives in ``workload.validate``."""
+    entry per flow) of the flow ids it waits for, ``dep_gaps`` (optional) the same shape: each edge's delay
+    (``FlowTable.dep_gap_ps``). Validation lives in ``workload.validate``."""
     n = len(src)
     dep_lists = deps if deps is not None else [()] * n
     if len(dep_lists) != n:
         raise ValueError(f"deps has {len(dep_lists)} entries for {n} flows")
     counts, dep_ids = _dep_arrays(dep_lists)
+    edge_gaps = None
+    if dep_gaps is not None:
+        if len(dep_gaps) != n:
+            raise ValueError(f"dep_gaps has {len(dep_gaps)} entries for {n} flows")
+        gap_counts = np.fromiter(map(len, dep_gaps), dtype=np.int64, count=n)
+        edge_gaps = _edge_gap_column(list(chain.from_iterable(dep_gaps)))
+        bad = np.flatnonzero(gap_counts != counts)
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(
+                f"dep_gaps[{i}]", f"has {gap_counts[i]} delays for flow {i}'s {counts[i]} dependencies",
+                "give one delay per dependency, in the order of deps",
+            )  # fmt: skip
     start_ps, pg, dport, gap_ps = (_column(a, n, np.int64) for a in (start_ps, pg, dport, gap_ps))
     phase = _column(phase, n, "<U8")
-    return _table(src, dst, size, start_ps, pg, dport, counts, dep_ids, gap_ps, phase, tail_ps, release_on_delivery)
+    return _table(
+        src, dst, size, start_ps, pg, dport, counts, dep_ids, gap_ps, phase, tail_ps, release_on_delivery, edge_gaps
+    )
 
 
 def _column(value, n: int, dtype) -> np.ndarray:
@@ -122,6 +146,14 @@ def _dep_arrays(dep_lists) -> tuple[np.ndarray, np.ndarray]:
     """(count per flow, the ids one after another) of a list of id sequences."""
     counts = np.fromiter(map(len, dep_lists), dtype=np.int64, count=len(dep_lists))
     return counts, np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(counts.sum()))
+
+
+def _edge_gap_column(values) -> np.ndarray:
+    """Per-edge delays as int64; values that are not integers keep their dtype, for ``workload.validate`` to name."""
+    gaps = np.asarray(values)
+    if gaps.size == 0:
+        return np.zeros(gaps.shape, dtype=np.int64)
+    return gaps.astype(np.int64, copy=False) if gaps.dtype.kind in "iu" else gaps
 
 
 def _flow_ids(ids) -> np.ndarray:
@@ -136,9 +168,11 @@ def _flow_ids(ids) -> np.ndarray:
 
 
 def _table(
-    src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, phase, tail_ps, release_on_delivery=False
-) -> FlowTable:
-    """The FlowTable of per-flow columns (``phase`` one string per flow) and dependencies as counts and ids."""
+    src, dst, size, start_ps, pg, dport, dep_counts, dep_ids, gap_ps, phase, tail_ps, release_on_delivery=False,
+    dep_gap_ps=None,
+) -> FlowTable:  # fmt: skip
+    """The FlowTable of per-flow columns (``phase`` one string per flow) and dependencies as counts and ids (and
+    delays per edge, or None)."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     dep_offset = np.zeros(len(src) + 1, dtype=np.int64)
     np.cumsum(dep_counts, out=dep_offset[1:])
@@ -155,6 +189,7 @@ def _table(
         gap_ps=gap_ps,
         phase=phase,
         tail_ps=int(tail_ps),
+        dep_gap_ps=dep_gap_ps,
         release_on_delivery=release_on_delivery,
     )
 
@@ -180,8 +215,12 @@ def stack_tables(tables: list[FlowTable], tail_ps: int = 0) -> FlowTable:
     """One table of ``tables`` one after another: each one's dependency ids moved by the flows before it, source
     ports assigned afresh over the whole table (a host pair used by two tables gets distinct ones, as one flow file
     holding both would). Tables with dependencies must agree on ``release_on_delivery`` (the merged table has one
-    rule); one without any has nobody to release, so its flag does not count."""
+    rule); one without any has nobody to release, so its flag does not count. Per-edge delays are kept (0 for the
+    edges of tables without them); None when no table has any."""
     rule = _release_rule(tables)
+    edge_gaps = None
+    if any(t.dep_gap_ps is not None for t in tables):
+        edge_gaps = np.concatenate([_edge_gaps(t) for t in tables])
 
     def column(name):
         return np.concatenate([getattr(t, name) for t in tables])
@@ -191,8 +230,13 @@ def stack_tables(tables: list[FlowTable], tail_ps: int = 0) -> FlowTable:
     counts = np.concatenate([np.diff(t.dep_offset) for t in tables])
     return _table(
         column("src"), column("dst"), column("size"), column("start_ps"), column("pg"), column("dport"), counts,
-        dep_ids, column("gap_ps"), column("phase"), tail_ps, rule,
+        dep_ids, column("gap_ps"), column("phase"), tail_ps, rule, edge_gaps,
     )  # fmt: skip
+
+
+def _edge_gaps(table: FlowTable) -> np.ndarray:
+    """``table.dep_gap_ps``, zeros (one per edge) when None."""
+    return np.zeros(len(table.dep_ids), dtype=np.int64) if table.dep_gap_ps is None else table.dep_gap_ps
 
 
 def _release_rule(tables: list[FlowTable]) -> bool:
@@ -215,30 +259,50 @@ class FlowBuilder:
     Collective generators and workload readers append one flow at a time through ``add``, or many at once as
     arrays through ``add_many``, and chain steps by the flow ids they return. Flows are kept as blocks of arrays:
     MoE-32x22B on 1024 GPUs has 1.4 M flows and 18 M dependency edges, which a Python tuple per flow held at
-    ~3 s of its flow making."""
+    ~3 s of its flow making. Per-edge delays (``dep_gaps``) are kept only for blocks that have some: a table none
+    of whose flows has any gets ``dep_gap_ps`` None."""
 
     def __init__(self):
-        self._blocks: list[tuple[np.ndarray, ...]] = []  # src, dst, size, start, gap, dep counts and ids, phase
+        # src, dst, size, start, gap, dep counts and ids, phase, and the edges' delays (None: all 0)
+        self._blocks: list[tuple] = []
         self._one: list[tuple] = []  # flows added one at a time since the last block
         self._n = 0
 
     def __len__(self) -> int:
         return self._n
 
-    def add(self, src: int, dst: int, size: int, deps=(), gap_ps: int = 0, phase: str = "", start_ps: int = 0) -> int:
-        """Append one flow; returns its id."""
+    def add(
+        self, src: int, dst: int, size: int, deps=(), gap_ps: int = 0, phase: str = "", start_ps: int = 0,
+        dep_gaps=None,
+    ) -> int:  # fmt: skip
+        """Append one flow; returns its id. ``dep_gaps``: a delay per dependency, in the order of ``deps``
+        (``FlowTable.dep_gap_ps``)."""
         deps = deps if type(deps) is tuple else tuple(map(int, deps))  # _flush makes them int64
-        self._one.append((int(src), int(dst), int(size), int(start_ps), int(gap_ps), deps, phase))
+        if dep_gaps is not None:
+            dep_gaps = tuple(dep_gaps)
+            if len(dep_gaps) != len(deps):
+                raise InputError(
+                    f"FlowBuilder.add (flow {self._n}): dep_gaps", f"has {len(dep_gaps)} delays for {len(deps)} deps",
+                    "give one delay per dependency, in the order of deps",
+                )  # fmt: skip
+        self._one.append((int(src), int(dst), int(size), int(start_ps), int(gap_ps), deps, phase, dep_gaps))
         self._n += 1
         return self._n - 1
 
-    def add_many(self, src, dst, size, dep_counts, dep_ids, gap_ps, phase: str) -> int:
-        """Append flows from arrays: flow k waits for the next ``dep_counts[k]`` of ``dep_ids``. Returns the first
-        one's id."""
+    def add_many(self, src, dst, size, dep_counts, dep_ids, gap_ps, phase: str, dep_gaps=None) -> int:
+        """Append flows from arrays: flow k waits for the next ``dep_counts[k]`` of ``dep_ids`` (each after the delay
+        at the same place of ``dep_gaps``, when given). Returns the first one's id."""
         self._flush()
         n = len(src)
-        ints = (np.asarray(a, dtype=np.int64) for a in (src, dst, size, np.zeros(n), gap_ps, dep_counts, dep_ids))
-        self._blocks.append((*ints, np.full(n, phase, dtype="<U8")))
+        ints = [np.asarray(a, dtype=np.int64) for a in (src, dst, size, np.zeros(n), gap_ps, dep_counts, dep_ids)]
+        if dep_gaps is not None:
+            dep_gaps = _edge_gap_column(dep_gaps)
+            if dep_gaps.shape != ints[-1].shape:
+                raise InputError(
+                    f"FlowBuilder.add_many (flows {self._n}..): dep_gaps",
+                    f"has {dep_gaps.size} delays for {ints[-1].size} dependency ids", "give one delay per id",
+                )  # fmt: skip
+        self._blocks.append((*ints, np.full(n, phase, dtype="<U8"), dep_gaps))
         first = self._n
         self._n += n
         return first
@@ -246,19 +310,28 @@ class FlowBuilder:
     def _flush(self) -> None:
         if not self._one:
             return
-        src, dst, size, start, gap, deps, phase = zip(*self._one, strict=True)
+        src, dst, size, start, gap, deps, phase, dep_gaps = zip(*self._one, strict=True)
         counts, ids = _dep_arrays(deps)
+        edge_gaps = None
+        if dep_gaps.count(None) != len(dep_gaps):  # a C-speed scan: most tables have no per-edge delays
+            per_flow = (g if g is not None else (0,) * len(d) for d, g in zip(deps, dep_gaps, strict=True))
+            edge_gaps = _edge_gap_column(list(chain.from_iterable(per_flow)))
         ints = (np.array(c, dtype=np.int64) for c in (src, dst, size, start, gap))
-        self._blocks.append((*ints, counts, ids, np.array(phase, dtype="<U8")))
+        self._blocks.append((*ints, counts, ids, np.array(phase, dtype="<U8"), edge_gaps))
         self._one = []
 
     def build(self, tail_ps: int = 0, *, release_on_delivery: bool = False) -> FlowTable:
         """The FlowTable of the flows added (``release_on_delivery``: see FlowTable)."""
         self._flush()
-        empty = [np.zeros(0, dtype=np.int64)] * 7 + [np.zeros(0, dtype="<U8")]
+        blocks = self._blocks or [(*[np.zeros(0, dtype=np.int64)] * 7, np.zeros(0, dtype="<U8"), None)]
         src, dst, size, start, gap, counts, ids, phase = (
-            np.concatenate(column) for column in zip(*(self._blocks or [empty]), strict=True)
+            np.concatenate(column) for column in zip(*(b[:8] for b in blocks), strict=True)
         )
+        edge_gaps = None
+        if any(b[8] is not None for b in blocks):
+            edge_gaps = np.concatenate([np.zeros(len(b[6]), np.int64) if b[8] is None else b[8] for b in blocks])
         n = len(src)
         pg, dport = np.full(n, PG), np.full(n, DPORT)
-        return _table(src, dst, size, start, pg, dport, counts, ids, gap, phase, tail_ps, release_on_delivery)
+        return _table(
+            src, dst, size, start, pg, dport, counts, ids, gap, phase, tail_ps, release_on_delivery, edge_gaps
+        )

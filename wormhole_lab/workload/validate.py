@@ -75,6 +75,8 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
     if np.asarray(flows.gap_ps).shape != (n,) or np.any(flows.gap_ps < 0):
         i = int(np.argmax(flows.gap_ps < 0))
         raise InputError(f"{where}[{i}].gap_ps", f"compute gap {int(flows.gap_ps[i])} ps is negative", "use 0 or more")
+    if flows.dep_gap_ps is not None:
+        _check_edge_gaps(np.asarray(flows.dep_gap_ps), offset, ids, where)
     if not len(ids):
         return
     waits = np.flatnonzero(np.diff(offset))  # flows with dependencies; each segment's extremes, without a row per edge
@@ -102,6 +104,25 @@ def check_dependencies(flows: FlowTable, where: str = "flows") -> None:
             f"{where}[{cycle[0]}].deps",
             f"dependency cycle: flows {' -> '.join(map(str, cycle))} -> {cycle[0]} would never start",
             "remove one dependency of the cycle",
+        )
+
+
+def _check_edge_gaps(gaps: np.ndarray, offset: np.ndarray, ids: np.ndarray, where: str) -> None:
+    """``FlowTable.dep_gap_ps``: one whole, non-negative number of ps per dependency edge."""
+    fix = "give one delay (int ps) per entry of dep_ids, e.g. FlowBuilder.add(..., deps=[a, b], dep_gaps=[da, db])"
+    if gaps.shape != ids.shape:
+        raise InputError(
+            f"{where}.dep_gap_ps", f"has shape {gaps.shape} for {len(ids)} dependency edges (dep_ids)", fix
+        )  # fmt: skip
+    if gaps.dtype.kind not in "iu":
+        raise InputError(f"{where}.dep_gap_ps", f"holds {gaps.dtype} values, not integers (whole ps)", fix)
+    if len(gaps) and gaps.min() < 0:
+        e = int(np.argmax(gaps < 0))
+        f = int(np.searchsorted(offset, e, side="right")) - 1  # the flow whose edge it is
+        raise InputError(
+            f"{where}[{f}].dep_gap_ps",
+            f"delay {int(gaps[e])} ps after flow {int(ids[e])} (edge {e}) is negative",
+            "use 0 or more",
         )
 
 
