@@ -26,6 +26,7 @@ FLOW_VARIABLES = {
     "size": ("byte", "flow size"),
     "start": ("ps", "time the flow started (after its dependencies and compute gap); -1 if it never started"),
     "fct": ("ps", "flow completion time: start to the ACK of the last byte at the sender; -1 if unfinished"),
+    "delivery_time": ("ps", "from the flow's start to its last byte's arrival at the receiver; -1 if it never arrived"),
     "standalone_fct": ("ps", "reference formula: base RTT + (size + packets x 48 B) x 8 / bottleneck rate"),
     "slowdown": ("1", "fct / standalone_fct (NaN if unfinished); can be slightly below 1, as in the reference"),
     "delivered": ("byte", "bytes the receiver got in order (equals size when the flow completed)"),
@@ -74,6 +75,7 @@ def flow_results(state, flows, standalone_ps: np.ndarray, attrs: dict) -> RunRes
     done = fl[:, L.FL_STATE] == L.FS_DONE
     fct = np.where(done, fl[:, L.FL_FINISH] - fl[:, L.FL_STARTED_AT], -1)
     slowdown = np.where(done, fct / standalone_ps, np.nan)
+    delivered_at = fl[:, L.FL_DELIVERED_AT]
     values = {
         "src": flows.src,
         "dst": flows.dst,
@@ -82,6 +84,7 @@ def flow_results(state, flows, standalone_ps: np.ndarray, attrs: dict) -> RunRes
         "size": flows.size,
         "start": fl[:, L.FL_STARTED_AT],
         "fct": fct,
+        "delivery_time": np.where(delivered_at >= 0, delivered_at - fl[:, L.FL_STARTED_AT], -1),
         "standalone_fct": standalone_ps,
         "slowdown": slowdown,
         "delivered": fl[:, L.FL_RCV_NXT],

@@ -167,3 +167,15 @@ def test_edge_delays_reach_the_engine_beside_the_dependants_and_only_when_the_ta
     assert state.children.tolist() == [2, 2] and state.child_gaps.tolist() == [EDGE_GAP, 0]
     plain = prepare(Scenario(star(4), replace(flows, dep_gap_ps=None), preset("dcqcn"))).state
     assert plain.child_gaps.shape == (0,) and plain.per_flow_nbytes() == state.per_flow_nbytes() - 2 * 8
+
+
+@pytest.mark.parametrize("a_size", [20_000, 90_000, 200_000])
+def test_edge_delays_count_from_the_delivery_with_release_on_delivery(a_size):
+    """The join of ``test_each_dependency_edge_adds_its_own_delay`` released at deliveries: C starts at
+    max(A's delivery + 5 us, B's delivery) + its gap, the deliveries being the run's ``delivery_time``s."""
+    flows = replace(join_with_edge_gaps(a_size), release_on_delivery=True)
+    topo = star(4, host_rate_bps=RATE, host_delay_ps=DELAY)
+    ds = Simulation(Scenario(topo, flows, preset("dcqcn"), telemetry=Telemetry.off())).run()
+    start = ds["start"].values
+    delivered = start + ds["delivery_time"].values
+    assert start[2] == max(delivered[0] + EDGE_GAP, delivered[1]) + GAP

@@ -12,6 +12,7 @@ from wormhole_lab.engine.layout import (
     CI_RELEASE_ON_DELIVERY,
     FL_APATH_BEGIN,
     FL_CNPS,
+    FL_DELIVERED_AT,
     FL_LAST_NACK,
     FL_NACK_TIMER,
     FL_NIC_PORT,
@@ -106,7 +107,8 @@ def _receive_data(
     child_gaps, k, now,
 ):  # fmt: skip
     """Receiver: ACK each in-order packet (echoing ECN as the CNP flag), NACK a gap at most once per NACK interval.
-    With CI_RELEASE_ON_DELIVERY, the flows waiting for this one are released when its last byte arrives in order."""
+    When the last byte arrives in order it records the time (FL_DELIVERED_AT) and, with CI_RELEASE_ON_DELIVERY,
+    releases the flows waiting for this one."""
     f = pk[k, PK_FLOW]
     fl[f, FL_PKTS_DELIVERED] += 1
     seq = pk[k, PK_SEQ]
@@ -116,8 +118,10 @@ def _receive_data(
         fl[f, FL_RCV_NXT] = expected + pk[k, PK_PAYLOAD]
         reply = KIND_ACK
         # in order, so this happens once per flow: a resent packet the receiver already has is behind RCV_NXT
-        if ci[CI_RELEASE_ON_DELIVERY] and fl[f, FL_RCV_NXT] >= fl[f, FL_SIZE]:
-            qp.release(g, events, fl, child_offset, children, child_gaps, f, now)
+        if fl[f, FL_RCV_NXT] >= fl[f, FL_SIZE]:
+            fl[f, FL_DELIVERED_AT] = now
+            if ci[CI_RELEASE_ON_DELIVERY]:
+                qp.release(g, events, fl, child_offset, children, child_gaps, f, now)
     elif seq > expected and (now >= fl[f, FL_NACK_TIMER] or fl[f, FL_LAST_NACK] != expected):
         fl[f, FL_NACK_TIMER] = now + ci[CI_NACK_INTERVAL]
         fl[f, FL_LAST_NACK] = expected

@@ -185,7 +185,8 @@ FL_PKTS_DELIVERED = 26
 FL_PKTS_DROPPED = 27
 FL_EAGER = 28  # partitioned runs, 1: the layer above looks at this flow's start and completion at once
 FL_SLOT = 29  # row of the flow's sending state (fw, ff, rate_ring, seq_ring) from its start until its NIC drops it
-FL_N = 30
+FL_DELIVERED_AT = 30  # when the last byte reached the receiver in order (FL_RCV_NXT reached the size); -1 before
+FL_N = 31
 
 # --- the sending state of started flows: fw[slot, FW_*] (int64) and ff[slot, FF_*] (float64) ---
 # A flow takes a slot when it starts and gives it back when its NIC drops the finished QP from its round robin (the

@@ -408,7 +408,7 @@ def build_state(
         L.FL_APATH_BEGIN: n_data + paths.ack_offset[:-1], L.FL_APATH_LEN: np.diff(paths.ack_offset),
         L.FL_WIN: window_bytes, L.FL_BASE_RTT: base_rtt_ns, L.FL_NIC_PORT: nic_port, L.FL_DEPS_LEFT: n_deps,
         L.FL_GAP: flows.gap_ps, L.FL_DONE_ORDER: -1, L.FL_FINISH: -1, L.FL_STARTED_AT: -1, L.FL_PART: -1,
-        L.FL_SLOT: -1,
+        L.FL_SLOT: -1, L.FL_DELIVERED_AT: -1,
     })  # fmt: skip
     child_offset = flows.dependant_offset()
     children = np.empty(len(flows.dep_ids), dtype=np.int32)  # flow ids: 4 B per dependency edge, not 8

@@ -26,6 +26,7 @@ from wormhole_lab.engine.layout import (
     E_TIME,
     EV_FLOW_START,
     FL_ACTIVE_POS,
+    FL_DELIVERED_AT,
     FL_FINISH,
     FL_STARTED_AT,
     FL_STATE,
@@ -331,6 +332,10 @@ def run_until(t, ft, incremental, t_stop):
                     neck[f] = -1
                 remaining[f] = 0.0
                 rate[f] = 0.0
+                # known now (a fixed latency on): set at the drain rather than at an EV_DELIVER, which is queued
+                # only with the flag (one more event per flow would change events_executed of runs without it);
+                # FlowLevel.finish unsets one after the run's end
+                fl[f, FL_DELIVERED_AT] = now + delivery[f]
                 if ci[CI_RELEASE_ON_DELIVERY]:
                     push(g, events, now + delivery[f], EV_DELIVER, f, 0)
                 push(g, events, now + latency[f], EV_COMPLETE, f, 0)

@@ -128,8 +128,10 @@ class FlowLevel:
 
     def finish(self) -> None:
         """Bytes delivered per flow (``FL_RCV_NXT``): all of a completed or drained flow, the share of its wire
-        bytes drained so far for one still sending, none for one that never started."""
+        bytes drained so far for one still sending, none for one that never started. A delivery time
+        (``FL_DELIVERED_AT``, set at the drain) after the run stopped is unset: the last byte has not arrived."""
         fl, now, ft = self.state.fl, self.state.now_ps, self.tables
+        fl[fl[:, L.FL_DELIVERED_AT] > now, L.FL_DELIVERED_AT] = -1
         left = np.maximum(ft.remaining - ft.rate * (now - ft.updated_at), 0.0)
         sent = np.where(fl[:, L.FL_STATE] == L.FS_PENDING, 0.0, 1.0 - left / ft.wire)
         fl[:, L.FL_RCV_NXT] = np.floor(sent * fl[:, L.FL_SIZE]).astype(np.int64)
