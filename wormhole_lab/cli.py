@@ -45,6 +45,15 @@ The reference's traffic generator (traffic_gen.py): per host, Poisson arrivals a
 size, uniform destinations among the other hosts, sizes from the CDF file ('size percent' lines), starting
 after --base-time (2 s, as the reference). Unlike the reference it takes a --seed, so a workload repeats.
 """
+EPILOG_ASTRA = """examples:
+  wormhole-lab astra --workload-configuration=all_reduce/8npus_1MB/all_reduce \\
+      --system-configuration=Ring_4chunks.json --network-configuration=Ring_8npus.yml \\
+      --remote-memory-configuration=no_memory_expansion.json
+Prints ASTRA-sim's lines (sys[i] finished, N cycles; 1 cycle = 1 ns), the slowest rank beside ASTRA-sim's own
+congestion-unaware answer for the same flows, and the usual summary; writes fct.txt and astra.nc (per-flow FCTs,
+per-rank finish, collective, send/receive and compute times). The network is built from the YAML: a Switch
+dimension is a switch, Ring and FullyConnected dimensions are links between per-NPU routers (docs/chakra.md).
+"""
 EPILOG_NS3 = """examples:
   wormhole-lab ns3 config.txt           # like the reference's `third config.txt`
   wormhole-lab ns3 config.txt --mode wormhole   # accelerated; statistics on stderr
@@ -89,6 +98,9 @@ def summary(ds) -> str:
         from wormhole_lab.job_results import job_lines
 
         lines += job_lines(ds)
+    if "rank_finish" in ds:
+        finish = np.asarray(ds["rank_finish"])
+        lines.append(f"ranks           {len(finish)}; the slowest finishes at {finish.max():,} ns (ASTRA-sim cycles)")
     return "\n".join(lines)
 
 
@@ -362,6 +374,41 @@ def _cmd_traffic(args) -> int:
     return 0
 
 
+def _cmd_astra(args) -> int:
+    from dataclasses import replace
+
+    from wormhole_lab.astra_run import astra_scenario, check_remote_memory
+    from wormhole_lab.chakra_results import astra_lines
+    from wormhole_lab.results import check_writable, fct_lines, write_lines
+
+    for flag, value, default in (("--num-queues-per-dim", args.num_queues_per_dim, 1),
+                                 ("--rendezvous-protocol", args.rendezvous_protocol, "false")):  # fmt: skip
+        if str(value).lower() != str(default):
+            raise InputError(flag, f"{value} is not modelled here (ASTRA-sim's default is {default})",
+                             f"leave {flag} out")  # fmt: skip
+    out = Path(args.out)
+    if not out.is_dir():
+        raise InputError("--out", f"folder {out} does not exist", "create it or pass an existing folder")
+    check_writable(out / "fct.txt", "--out")
+    if args.remote_memory_configuration:
+        check_remote_memory(args.remote_memory_configuration)
+    _check_wormhole_options(args, (args.mode,))
+    scenario = astra_scenario(args.workload_configuration, args.system_configuration,
+                              args.network_configuration, args.comm_group_configuration, cca=args.cc)  # fmt: skip
+    scenario = replace(scenario, wormhole=scenario.wormhole.overridden(memo_option(args), args.audit))
+    t0 = time.perf_counter()
+    ds = _simulate(scenario, args.mode, quiet=args.quiet)
+    print("\n".join(astra_lines(ds)))
+    print(summary(ds))
+    _warn_unfinished(ds)
+    if args.mode != "packet":
+        print(mode_statistics(ds), file=sys.stderr)
+    write_lines(out / "fct.txt", fct_lines(ds))
+    ds.to_netcdf(out / "astra.nc", engine="h5netcdf")
+    print(f"wrote           {out / 'fct.txt'} and {out / 'astra.nc'} ({time.perf_counter() - t0:.1f} s in all)")
+    return 0
+
+
 def _cmd_ns3(args) -> int:
     from wormhole_lab.ns3_run import run_ns3_config
 
@@ -466,6 +513,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="ECN/PFC random draws: ns3 = the reference's own (byte-identical DCQCN, default); xorshift = ours",
     )
     ns3.set_defaults(func=_cmd_ns3)
+    astra = sub.add_parser(
+        "astra",
+        help="run an ASTRA-sim workload (Chakra traces) with ASTRA-sim's own options, at packet level",
+        epilog=EPILOG_ASTRA,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    astra.add_argument("--workload-configuration", required=True, metavar="DIR/PREFIX",
+                       help="Chakra traces DIR/PREFIX.N.et, one per NPU")  # fmt: skip
+    astra.add_argument("--system-configuration", required=True, metavar="JSON", help="ASTRA-sim system JSON")
+    astra.add_argument("--network-configuration", required=True, metavar="YML", help="ASTRA-sim analytical network")
+    astra.add_argument("--remote-memory-configuration", metavar="JSON", help="only NO_MEMORY_EXPANSION is modelled")
+    astra.add_argument("--comm-group-configuration", metavar="JSON", help='communicator groups {"id": [ranks]}')
+    astra.add_argument("--num-queues-per-dim", default=1, help=argparse.SUPPRESS)
+    astra.add_argument("--rendezvous-protocol", default="false", help=argparse.SUPPRESS)
+    astra.add_argument("--logging-folder", help=argparse.SUPPRESS)  # ASTRA-sim's log folder: nothing is logged
+    astra.add_argument("--mode", choices=MODE_CHOICES, default="wormhole",
+                       help="wormhole (default: accelerated), packet, or flow")  # fmt: skip
+    astra.add_argument("--cc", default="dcqcn", help="congestion control preset (default dcqcn; see docs/chakra.md)")
+    astra.add_argument("--out", default=".", help="a folder for fct.txt and astra.nc (default: here)")
+    astra.add_argument("--quiet", action="store_true", help="no progress bar")
+    astra_memo = astra.add_mutually_exclusive_group()
+    astra_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    astra_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
+    astra.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
+    astra.set_defaults(func=_cmd_astra)
     traffic = sub.add_parser(
         "traffic",
         help="write an HPCC flow file of Poisson arrivals with sizes from a CDF (the reference's generator)",

@@ -9,6 +9,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
       n_hosts: 9                      #   arguments of topology.builders.<builder>
       host_rate_bps: 100Gbps          #   *_bps: integer bit/s or a rate text; *_ps: integer ps or a time text
     # topology: {file: topology.txt}  # ... or an HPCC / SimAI topology file
+    # topology: {astra: network.yml}  # ... or an ASTRA-sim analytical network configuration
     flows:                            # required (or jobs), exactly one source:
       incast: {senders: [1, 2, 3], receiver: 0, size: 1000000}
     # flows: {file: flow.txt}                          HPCC flow file
@@ -16,6 +17,7 @@ Format (full reference with examples: ``docs/scenario-format.md``)::
     # flows: {permutation: {size: 1000000, seed: 1}}   every host sends to another, a random derangement
     # flows: {simai: workload.txt, tp_traffic: false}  one pass of a SimAI/AICB workload on the topology's GPUs
     # flows: {poisson: {cdf: WebSearch.txt, load: 0.3, duration: 5ms, seed: 1}}  HPCC traffic_gen's workload
+    # flows: {chakra: {traces: et/all_reduce, system: system.json}}  Chakra traces as ASTRA-sim runs them
     # jobs:                           # instead of flows: several workloads on one fabric (workload/jobs.py)
     #   - {name: a, training: {model: GPT-7B, n_gpus: 64, scale: 0.01}, placement: interleaved, iterations: 2}
     #   - {name: bg, poisson: {cdf: WebSearch.txt, load: 0.3, duration: 1ms}, shares_gpus: true}
@@ -51,15 +53,21 @@ from pathlib import Path
 
 import yaml
 
+from wormhole_lab.astra_run import astra_wire_per_payload, with_link_ecn
+from wormhole_lab.chakra_results import astra_network_of
 from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, RNG_NAMES, EngineConfig
 from wormhole_lab.engine.presets import PRESETS, preset
 from wormhole_lab.errors import InputError, read_text_file
 from wormhole_lab.job_results import ALONE_MODES
 from wormhole_lab.simulation import Scenario, _min_interval_ps
 from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.topology.astra_network import astra_topology, read_astra_network
 from wormhole_lab.topology.builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
 from wormhole_lab.topology.hpcc_format import read_topology
 from wormhole_lab.topology.model import Topology
+from wormhole_lab.workload.astra_system import read_astra_system, read_comm_groups
+from wormhole_lab.workload.chakra import read_chakra
+from wormhole_lab.workload.chakra_flows import chakra_flows
 from wormhole_lab.workload.flows import FlowTable
 from wormhole_lab.workload.generators import TRAINING_OPTIONS, incast, permutation, training
 from wormhole_lab.workload.hpcc_flow_format import read_flows
@@ -104,7 +112,7 @@ JOB_SOURCES = ("training", "simai", "file", "poisson")
 JOB_KEYS = (
     "name", *JOB_SOURCES, "n_gpus", "tp_traffic", "placement", "seed", "start", "iterations", "shares_gpus",
 )  # fmt: skip
-FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson")
+FLOW_SOURCES = ("file", "htsim", "simai", "permutation", "incast", "training", "poisson", "chakra")
 FLOW_SOURCE_OPTIONS = {"htsim": ("start_unit",), "simai": ("tp_traffic",)}
 TRAINING_KEYS = ("model", "n_gpus", *TRAINING_OPTIONS)
 JOB_TRAINING_KEYS = (*TRAINING_KEYS, "scale")
@@ -174,6 +182,9 @@ class _Loader(YamlValues):
         flows = self.flows(doc["flows"], topo) if "flows" in doc else self.jobs(doc["jobs"], topo)
         alone = self.choice(doc.get("alone", "wormhole"), ("alone",), ALONE_MODES)
         config, preset_args = self.config(doc)
+        overrides = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+        if topo.meta.get("builder") == "astra_network" and not any(k in overrides for k in _ECN_MAPS):
+            config = with_link_ecn(config, topo)  # an ASTRA-sim network's rates are not the preset's bw and 4 x bw
         self.check_ecn(config, topo, doc)
         meta["preset"] = preset_args
         # several jobs run for many iterations, and their results are per job: series of every flow and switch port
@@ -189,10 +200,15 @@ class _Loader(YamlValues):
 
     def topology(self, spec) -> Topology:
         path = ("topology",)
-        spec = self.mapping(spec, path, "'builder' and its arguments, or 'file'")
+        spec = self.mapping(spec, path, "'builder' and its arguments, 'file', or 'astra'")
         if "file" in spec:
             self.keys(spec, path, ("file",))
             return read_topology(self.file(spec["file"], path + ("file",)))  # errors name the topology file's line
+        if "astra" in spec:
+            self.keys(spec, path, ("astra",))
+            network = read_astra_network(self.file(spec["astra"], path + ("astra",)))  # errors name its line
+            # messages move at ASTRA-sim's bandwidth with the default payload's headers on top (astra_run)
+            return astra_topology(network, wire_per_payload=astra_wire_per_payload(EngineConfig.payload_bytes))
         if "builder" not in spec:
             raise self.error(
                 path,
@@ -272,6 +288,8 @@ class _Loader(YamlValues):
                 raise self.rewrap(sub, exc) from None
         elif kind == "poisson":
             flows = self.poisson(spec[kind], sub, topo)
+        elif kind == "chakra":
+            flows = self.chakra(spec[kind], sub, topo)
         else:
             args = self.mapping(spec[kind], sub, "'senders', 'receiver' and 'size'")
             self.keys(args, sub, ("senders", "receiver", "size"), ("senders", "receiver", "size"))
@@ -296,6 +314,24 @@ class _Loader(YamlValues):
         except InputError as exc:
             raise self.rewrap(sub, exc) from None
         return flows
+
+    def chakra(self, spec, path: tuple, topo: Topology) -> FlowTable:
+        """``{traces: DIR/PREFIX, system: system.json, comm_groups: groups.json}``: rank r on the topology's r-th
+        host, laid out as the ASTRA-sim network the topology came from (one dimension of all ranks otherwise)."""
+        args = self.mapping(spec, path, "'traces' and 'system'")
+        self.keys(args, path, ("traces", "system", "comm_groups"), ("traces", "system"))
+        prefix = self.text(args["traces"], path + ("traces",))
+        system = read_astra_system(self.file(args["system"], path + ("system",)))
+        groups = (
+            read_comm_groups(self.file(args["comm_groups"], path + ("comm_groups",))) if "comm_groups" in args else None
+        )
+        try:
+            trace = read_chakra(prefix if Path(prefix).is_absolute() else self.base / prefix)
+            network = astra_network_of(topo)
+            dims = [d.npus for d in network.dims] if network else None
+            return chakra_flows(trace, system, topo.hosts, dims=dims, comm_groups=groups)
+        except InputError as exc:
+            raise self.rewrap(path, exc) from None
 
     def jobs(self, spec, topo: Topology) -> FlowTable:
         """Several workloads on one fabric (``workload.jobs``): each a mapping with a name and one source."""

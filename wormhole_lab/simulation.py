@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import wormhole_lab
+from wormhole_lab.chakra_results import add_rank_results
 from wormhole_lab.compile_notice import announce_compile_if_cold, kernels_key
 from wormhole_lab.engine import invariants
 from wormhole_lab.engine import layout as L
@@ -352,6 +353,8 @@ class Simulation:
         pending.check()
         if "jobs" in scenario.flows.meta:  # the alone runs are runs of their own: Ctrl-C reaches them
             results = add_job_results(results, scenario, state, alone_runs(scenario, scenario.alone_mode, Simulation))
+        if "chakra" in scenario.flows.meta:
+            results = add_rank_results(results, scenario)
         self.results, self._flows = results, None
 
     @property
