@@ -11,7 +11,7 @@
    relative difference, and each mode's simulation time. With ``--astra-bin`` the real binary runs too, side by
    side, and its printed cycles and wall time are shown.
 2. A synthetic 1,024-rank trace: ``--layers`` layers, each a compute node then one all-reduce of ``--size`` bytes,
-   on a 2-D network (8 NPUs per switch at 400 GB/s, 128 switches' worth at 50 GB/s) with halvingDoubling, through
+   on one switch at 12.5 GB/s (100 Gb/s NICs) with halvingDoubling, through
    ``wormhole-lab astra`` in a fresh process, Wormhole mode: the whole process's wall time (target < 2 min) and
    peak RSS, the trace's read time.
 
@@ -130,14 +130,12 @@ def part2(args) -> None:
         t0 = time.perf_counter()
         prefix = synthetic_trace(work, args.ranks, args.layers, args.size, args.compute_us)
         print(f"trace written in {time.perf_counter() - t0:.1f} s")
-        per_switch = 8
-        (work / "network.yml").write_text(
-            f"topology: [ Switch, Switch ]\nnpus_count: [ {per_switch}, {args.ranks // per_switch} ]\n"
-            "bandwidth: [ 400.0, 50.0 ]\nlatency: [ 500.0, 500.0 ]\n"
+        (work / "network.yml").write_text(  # one switch at 100 Gb/s NICs (12.5 GB/s), 500 ns per hop
+            f"topology: [ Switch ]\nnpus_count: [ {args.ranks} ]\nbandwidth: [ 12.5 ]\nlatency: [ 500.0 ]\n"
         )
         (work / "system.json").write_text(json.dumps({
             "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-            "preferred-dataset-splits": 1, "all-reduce-implementation": ["halvingDoubling", "halvingDoubling"],
+            "preferred-dataset-splits": 1, "all-reduce-implementation": ["halvingDoubling"],
             "collective-optimization": "localBWAware", "local-mem-bw": 1600,
         }))  # fmt: skip
         command = [sys.executable, "-m", "wormhole_lab.cli", "astra", f"--workload-configuration={prefix}",
