@@ -7,14 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import xarray as xr
 
 from wormhole_lab.astra_run import astra_scenario
 from wormhole_lab.cli import main
 from wormhole_lab.errors import InputError
 from wormhole_lab.scenario_io import load_scenario
 from wormhole_lab.simulation import Simulation
-from wormhole_lab.telemetry import Telemetry
+from wormhole_lab.telemetry import Telemetry, open_store
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "workloads" / "chakra"
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the public Chakra samples are not at {SHARED}")
@@ -41,14 +40,15 @@ def _system(custom, tmp_path) -> Path:
 @pytest.mark.parametrize("mode", ["packet", "wormhole"])
 @pytest.mark.parametrize("prefix, n, custom", list(_samples()))
 def test_every_sample_runs_close_to_astra_sim(prefix, n, custom, mode, tmp_path):
-    """On ASTRA-sim's uncongested rings (data one way, ACKs the other) every rank finishes within 2 % above
-    ASTRA-sim's congestion-unaware time: what a packet adds is one packet's store-and-forward per router hop and
-    message (docs/chakra.md); never earlier, since a packet network cannot beat cut-through."""
+    """On ASTRA-sim's uncongested rings every rank finishes within 6 % above ASTRA-sim's congestion-unaware time:
+    what packets add is the ACKs' share of each NPU's link (60 B per 1048 B packet: 5.7 % at most) and one
+    packet's store-and-forward per hop and message (docs/chakra.md); never earlier, since packets cannot beat
+    cut-through."""
     scenario = astra_scenario(prefix, _system(custom, tmp_path), SHARED / "configs" / f"Ring_{n}npus.yml")
     ds = Simulation(replace(scenario, telemetry=Telemetry.off()), mode=mode).run()
     finish, analytical = np.asarray(ds["rank_finish"]), np.asarray(ds["rank_analytical_finish"])
     assert (ds["completed"] == 1).all() and len(finish) == n
-    assert (finish >= analytical).all() and (finish <= analytical * 1.02).all()
+    assert (finish >= analytical).all() and (finish <= analytical * 1.06).all()
     sent = np.bincount(np.asarray(ds["src"]), weights=np.asarray(ds["size"]), minlength=n)
     assert (sent == sent[0]).all()  # every rank of a ring collective sends as much
 
@@ -64,8 +64,12 @@ def test_cli_prints_astra_sims_lines_and_writes_results(tmp_path, capsys, monkey
     for rank in range(4):
         assert f"sys[{rank}] finished, " in out and "cycles, exposed communication" in out
     assert "ASTRA-sim analytical (congestion-unaware) 43,000 ns" in out
-    ds = xr.open_dataset(tmp_path / "astra.nc")
-    assert ds.sizes["rank"] == 4 and (tmp_path / "fct.txt").read_text().count("\n") == ds.sizes["flow"]
+    ds = open_store(tmp_path / "astra.nc")  # the series, and the flow and rank results
+    assert (
+        ds.sizes["rank"] == 4
+        and "port" in ds.dims
+        and (tmp_path / "fct.txt").read_text().count("\n") == ds.sizes["flow"]
+    )
 
 
 @pytest.mark.parametrize(
