@@ -7,13 +7,12 @@ ASTRA-sim's bandwidth as message bytes per second, so headers ride on top (``wir
 gets the ECN thresholds the reference's run.py gives its bandwidth (in whole Gb/s).
 """
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import DATA_HEADER_BYTES
-from wormhole_lab.errors import InputError, read_text_file
+from wormhole_lab.errors import InputError, read_json_file
 from wormhole_lab.simulation import Scenario
 from wormhole_lab.topology.astra_network import astra_topology, read_astra_network
 from wormhole_lab.workload.astra_system import read_astra_system, read_comm_groups
@@ -23,19 +22,9 @@ from wormhole_lab.workload.chakra_flows import chakra_flows
 __all__ = ["astra_scenario", "astra_wire_per_payload", "check_remote_memory", "with_link_ecn"]
 
 
-def _json(path: Path, what: str, example: str):
-    text = read_text_file(path, what, example)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg})", f"fix the JSON syntax: {example}"
-        ) from None
-
-
 def check_remote_memory(path) -> None:
     """ASTRA-sim's remote-memory configuration: only ``NO_MEMORY_EXPANSION`` (what every sample uses) is modelled."""
-    raw = _json(Path(path), "remote-memory configuration", '{"memory-type": "NO_MEMORY_EXPANSION"}')
+    raw = read_json_file(Path(path), "remote-memory configuration", '{"memory-type": "NO_MEMORY_EXPANSION"}')
     kind = raw.get("memory-type") if isinstance(raw, dict) else None
     if kind != "NO_MEMORY_EXPANSION":
         raise InputError(f"{path}:1 memory-type", f"{kind!r} is not modelled (no remote memory traffic is simulated)",

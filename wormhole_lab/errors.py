@@ -37,6 +37,31 @@ def read_text_file(path: Path, what: str, fix: str) -> str:
         ) from None
 
 
+def read_json_file(path: Path, what: str, example: str):
+    """The parsed JSON of ``path``; bad JSON is an InputError naming the file and line, with ``example`` as the fix."""
+    import json
+
+    try:
+        return json.loads(read_text_file(path, what, example))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg})", f"fix the syntax: {example}") from None
+
+
+def read_yaml_file(path: Path, what: str, fix: str):
+    """(the node tree, the document) of the YAML file ``path`` (the nodes give each key's line for errors); bad
+    YAML is an InputError naming the file and line."""
+    import yaml
+
+    text = read_text_file(path, what, fix)
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"{path}:{line}", f"not valid YAML: {problem}", "fix the YAML syntax at this line") from None
+
+
 class InvariantError(RuntimeError):
     """A run broke one of the engine's invariants (raised only with ``Scenario(check_invariants=True)``):
     the message gives the time, the node or port, and the flow."""

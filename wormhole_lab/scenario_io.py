@@ -51,13 +51,11 @@ import warnings
 from dataclasses import fields
 from pathlib import Path
 
-import yaml
-
 from wormhole_lab.astra_run import astra_wire_per_payload, with_link_ecn
 from wormhole_lab.chakra_results import astra_network_of
 from wormhole_lab.engine.config import CCA_NAMES, INT_LINE_RATES, RNG_NAMES, EngineConfig
 from wormhole_lab.engine.presets import PRESETS, preset
-from wormhole_lab.errors import InputError, read_text_file
+from wormhole_lab.errors import InputError, read_yaml_file
 from wormhole_lab.job_results import ALONE_MODES
 from wormhole_lab.simulation import Scenario, _min_interval_ps
 from wormhole_lab.telemetry import Telemetry
@@ -132,15 +130,7 @@ _ECN_MAPS = ("kmin_bytes", "kmax_bytes", "pmax")
 def load_scenario(path) -> Scenario:
     """Read, validate and build the Scenario described by a YAML file (see the module docstring)."""
     path = Path(path)
-    text = read_text_file(path, "scenario file", "give a YAML scenario file saved as UTF-8")
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 0
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"{path}:{line}", f"not valid YAML: {problem}", "fix the YAML syntax at this line") from None
+    node, doc = read_yaml_file(path, "scenario file", "give a YAML scenario file saved as UTF-8")
     if doc is None:
         raise InputError(
             f"{path}:1", "the scenario file is empty", f"write at least the keys {', '.join(REQUIRED_KEYS)}"

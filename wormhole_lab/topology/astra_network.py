@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from wormhole_lab.errors import InputError, read_text_file
+from wormhole_lab.errors import InputError, read_yaml_file
 from wormhole_lab.topology.model import Topology
 from wormhole_lab.topology.validate import MAX_LINK_DELAY_PS, MAX_LINK_RATE_BPS, MAX_NODES, check_topology
 
@@ -167,15 +167,7 @@ class AstraNetwork:
 def read_astra_network(path) -> AstraNetwork:
     """Read and check an ASTRA-sim network YAML; every error names ``file:line``, the key and the fix."""
     path = Path(path)
-    text = read_text_file(path, "network configuration", "save ASTRA-sim's network YAML as UTF-8 text")
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 0
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"{path}:{line}", f"not valid YAML: {problem}", "fix the YAML syntax at this line") from None
+    root, doc = read_yaml_file(path, "network configuration", "save ASTRA-sim's network YAML as UTF-8 text")
     example = "; ".join(f"{k}: {v}" for k, v in _EXAMPLE.items())
     if root is None:
         raise InputError(f"{path}:1", "the network configuration is empty", f"write the four keys, e.g. {example}")

@@ -21,12 +21,11 @@ leaves a value uninitialised (no ``scheduling-policy`` or ``collective-optimizat
 listed in ``AstraSystem.assumed`` so that a run can say so.
 """
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wormhole_lab.errors import InputError, read_text_file
+from wormhole_lab.errors import InputError, read_json_file
 
 __all__ = ["ALGORITHMS", "COLLECTIVE_KEYS", "AstraSystem", "read_astra_system", "read_comm_groups"]
 
@@ -145,11 +144,7 @@ def _algorithms(value, where: str) -> tuple[tuple[tuple[str, int], ...], bool]:
 def read_astra_system(path: str | Path) -> AstraSystem:
     """Read and check an ASTRA-sim system configuration; every error names ``file:line``, the key and the fix."""
     path = Path(path)
-    text = read_text_file(path, "ASTRA-sim system configuration", "a JSON object such as configs/Ring_4chunks.json")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg})", "fix the JSON syntax") from None
+    raw = read_json_file(path, "ASTRA-sim system configuration", "a JSON object such as configs/Ring_4chunks.json")
     if not isinstance(raw, dict):
         raise InputError(f"{path}:1", "must be a JSON object of settings", '{"preferred-dataset-splits": 4, ...}')
 
@@ -220,11 +215,7 @@ def read_astra_system(path: str | Path) -> AstraSystem:
 def read_comm_groups(path) -> dict[str, list[int]]:
     """ASTRA-sim's ``--comm-group-configuration``: ``{"group id": [ranks, ...]}``."""
     path = Path(path)
-    text = read_text_file(path, "comm-group configuration", '{"1": [0, 1, 2, 3]}')
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg})", '{"1": [0, 1, 2, 3]}') from None
+    raw = read_json_file(path, "comm-group configuration", '{"1": [0, 1, 2, 3]}')
     if not isinstance(raw, dict):
         raise InputError(f"{path}:1", "must be a JSON object of group id -> ranks", '{"1": [0, 1, 2, 3]}')
     for group, ranks in raw.items():

@@ -30,6 +30,7 @@ receive (or the reverse): sends and receives must pair up as multisets of (src, 
 """
 
 import gzip
+import heapq
 import re
 import zlib
 from collections import Counter, defaultdict
@@ -484,20 +485,31 @@ def _check_peer(attrs: dict, node_type: NodeType, rank: int, n_ranks: int, where
         raise InputError(f"{where} comm_tag", f"a {node_type.name} without comm_tag", "the tag its peer's node has")
 
 
-def _check_acyclic(path: Path, nodes: list[ChakraNode]) -> None:
-    """Kahn's order over the dependencies; a node left over lies on or behind a cycle, which is reported."""
+def issue_order(nodes: Sequence[ChakraNode]) -> list[int]:
+    """Node ids in the order ASTRA-sim issues them when each waits only for its dependencies: Kahn's order, the
+    smallest ready id first (its ``issue_dep_free_nodes`` visits a std::set). Nodes on or behind a cycle are left
+    out."""
     waiting = {node.id: len(node.deps) for node in nodes}
     dependents = defaultdict(list)
     for node in nodes:
         for dep in node.deps:
             dependents[dep].append(node.id)
     ready = [node_id for node_id, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order = []
     while ready:
-        for child in dependents.get(ready.pop(), ()):
+        node_id = heapq.heappop(ready)
+        order.append(node_id)
+        for child in dependents.get(node_id, ()):
             waiting[child] -= 1
             if waiting[child] == 0:
-                ready.append(child)
-    stuck = {node_id for node_id, count in waiting.items() if count}
+                heapq.heappush(ready, child)
+    return order
+
+
+def _check_acyclic(path: Path, nodes: list[ChakraNode]) -> None:
+    """A node left out of ``issue_order`` lies on or behind a cycle, which is reported."""
+    stuck = {node.id for node in nodes} - set(issue_order(nodes))
     if not stuck:
         return
     by_id = {node.id: node for node in nodes}

@@ -14,7 +14,6 @@ A rank is done when its last node is; ``ChakraLayout`` keeps, for each node, whe
 times from the simulated flows.
 """
 
-import heapq
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +22,7 @@ from pathlib import Path
 from wormhole_lab.errors import InputError
 from wormhole_lab.workload.astra_collectives import PS_PER_NS, AstraContext, Token, collective, merge
 from wormhole_lab.workload.astra_system import AstraSystem
-from wormhole_lab.workload.chakra import ChakraNode, ChakraTrace, CollectiveType, NodeType, read_chakra
+from wormhole_lab.workload.chakra import ChakraNode, ChakraTrace, CollectiveType, NodeType, issue_order, read_chakra
 from wormhole_lab.workload.flows import FlowBuilder, FlowTable
 
 __all__ = ["COLLECTIVE_NAMES", "ChakraLayout", "NodeSpan", "chakra_flows"]
@@ -78,27 +77,6 @@ class _Program:
     order: list[int] = field(default_factory=list)
 
 
-def _issue_order(nodes: list[ChakraNode]) -> list[int]:
-    """Node ids in the order ASTRA-sim issues them when each waits only for its dependencies: Kahn's order,
-    the smallest ready id first (``issue_dep_free_nodes`` visits a std::set)."""
-    waiting = {n.id: len(n.deps) for n in nodes}
-    users = defaultdict(list)
-    for n in nodes:
-        for d in n.deps:
-            users[d].append(n.id)
-    ready = [i for i, c in waiting.items() if c == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        i = heapq.heappop(ready)
-        order.append(i)
-        for u in users[i]:
-            waiting[u] -= 1
-            if waiting[u] == 0:
-                heapq.heappush(ready, u)
-    return order
-
-
 class _Walk:
     """Walks rank programs to flows: each node once its dependencies (and slot, and partner) are known."""
 
@@ -114,7 +92,7 @@ class _Walk:
         self.pending_coll: dict[tuple[str, int], dict[int, tuple[ChakraNode, Token]]] = defaultdict(dict)
         self.parked: set[tuple[int, int]] = set()  # collectives waiting for the rest of their group
         for p in programs:
-            p.order = _issue_order(p.nodes)
+            p.order = issue_order(p.nodes)
             by_id = {n.id: n for n in p.nodes}
             last = {"comp": None, "comm": None}
             count = defaultdict(int)
