@@ -14,7 +14,9 @@ from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import DATA_HEADER_BYTES
 from wormhole_lab.errors import InputError, read_json_file
 from wormhole_lab.simulation import Scenario
+from wormhole_lab.telemetry import DEFAULT_INTERVAL_PS, Telemetry
 from wormhole_lab.topology.astra_network import astra_topology, read_astra_network
+from wormhole_lab.workload.astra_replay import analytical_delivery, rank_times
 from wormhole_lab.workload.astra_system import read_astra_system, read_comm_groups
 from wormhole_lab.workload.chakra import read_chakra
 from wormhole_lab.workload.chakra_flows import chakra_flows
@@ -75,4 +77,16 @@ def astra_scenario(workload, system, network, comm_groups=None, cca: str = "dcqc
     flows = chakra_flows(trace, sys_config, list(range(net.n_npus)), dims=[d.npus for d in net.dims],
                          comm_groups=groups)  # fmt: skip
     config = astra_config(topology, cca)
-    return Scenario(topology, flows, config, name=f"{Path(workload).name} on {topology.name}")
+    return Scenario(topology, flows, config, name=f"{Path(workload).name} on {topology.name}",
+                    telemetry=astra_telemetry(flows, net))  # fmt: skip
+
+
+SERIES_SAMPLES = 2000  # samples over the whole run in the default series
+
+
+def astra_telemetry(flows, network) -> Telemetry:
+    """Every switch port's series, about SERIES_SAMPLES samples over the run's length as ASTRA-sim's model
+    foresees it, and no per-flow series: a trace has many short flows (1,024 ranks: 655,360), whose series
+    would be mostly empty and, joined onto the flow table, as large as flows x samples."""
+    foreseen = rank_times(flows.meta["chakra"], analytical_delivery(flows, network.message_ns))["finish"].max()
+    return Telemetry(interval_ps=max(DEFAULT_INTERVAL_PS, int(foreseen) * 1000 // SERIES_SAMPLES), flows=None)
