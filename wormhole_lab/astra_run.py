@@ -10,13 +10,14 @@ gets the ECN thresholds the reference's run.py gives its bandwidth (in whole Gb/
 from dataclasses import replace
 from pathlib import Path
 
+from wormhole_lab.chakra_results import analytical_times
 from wormhole_lab.engine.presets import preset
 from wormhole_lab.engine.state import DATA_HEADER_BYTES
 from wormhole_lab.errors import InputError, read_json_file
 from wormhole_lab.simulation import Scenario
 from wormhole_lab.telemetry import DEFAULT_INTERVAL_PS, Telemetry
 from wormhole_lab.topology.astra_network import astra_topology, read_astra_network
-from wormhole_lab.workload.astra_replay import analytical_delivery, rank_times
+from wormhole_lab.workload.astra_replay import rank_times
 from wormhole_lab.workload.astra_system import read_astra_system, read_comm_groups
 from wormhole_lab.workload.chakra import read_chakra
 from wormhole_lab.workload.chakra_flows import chakra_flows
@@ -88,5 +89,5 @@ def astra_telemetry(flows, network) -> Telemetry:
     """Every switch port's series, about SERIES_SAMPLES samples over the run's length as ASTRA-sim's model
     foresees it, and no per-flow series: a trace has many short flows (1,024 ranks: 655,360), whose series
     would be mostly empty and, joined onto the flow table, as large as flows x samples."""
-    foreseen = rank_times(flows.meta["chakra"], analytical_delivery(flows, network.message_ns))["finish"].max()
+    foreseen = rank_times(flows.meta["chakra"], analytical_times(flows, network))["finish"].max()
     return Telemetry(interval_ps=max(DEFAULT_INTERVAL_PS, int(foreseen) * 1000 // SERIES_SAMPLES), flows=None)

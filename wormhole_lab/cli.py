@@ -427,6 +427,14 @@ def _cmd_ns3(args) -> int:
     return 0
 
 
+def _add_wormhole_options(parser: argparse.ArgumentParser, audit_help: str = AUDIT_HELP) -> None:
+    """--memo FILE or --no-memo, and --audit K: Wormhole mode's options on every command that runs it."""
+    memo = parser.add_mutually_exclusive_group()
+    memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
+    memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
+    parser.add_argument("--audit", metavar="K", type=int, help=audit_help)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wormhole-lab", description=__doc__)
     parser.add_argument("--debug", action="store_true", help="show the full traceback on errors")
@@ -441,10 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mode", choices=MODE_CHOICES, default="packet", help=MODE_HELP)
     run.add_argument("--out", default=".", help="a folder for fct.txt and flows.nc, or a .nc/.zarr file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run_memo = run.add_mutually_exclusive_group()
-    run_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
-    run_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
-    run.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
+    _add_wormhole_options(run)
     run.set_defaults(func=_cmd_run)
     compare = sub.add_parser(
         "compare",
@@ -457,10 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=MODE_CHOICES[1:], default="wormhole", help="the mode compared with packet mode"
     )
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
-    compare_memo = compare.add_mutually_exclusive_group()
-    compare_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
-    compare_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
-    compare.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP + " (set beside the measured error)")
+    _add_wormhole_options(compare, AUDIT_HELP + " (set beside the measured error)")
     compare.set_defaults(func=_cmd_compare)
     sweep = sub.add_parser(
         "sweep",
@@ -499,10 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ns3.add_argument("config", help="the reference-style config file")
     ns3.add_argument("--mode", choices=MODE_CHOICES, default="packet", help=MODE_HELP)
-    ns3_memo = ns3.add_mutually_exclusive_group()
-    ns3_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
-    ns3_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
-    ns3.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
+    _add_wormhole_options(ns3)
     ns3.add_argument(
         "--telemetry", metavar="FILE", help="stream per-port and per-flow series to a .nc or .zarr store (default: off)"
     )
@@ -533,10 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     astra.add_argument("--cc", default="dcqcn", help="congestion control preset (default dcqcn; see docs/chakra.md)")
     astra.add_argument("--out", default=".", help="a folder for fct.txt and astra.nc (default: here)")
     astra.add_argument("--quiet", action="store_true", help="no progress bar")
-    astra_memo = astra.add_mutually_exclusive_group()
-    astra_memo.add_argument("--memo", metavar="FILE", help=MEMO_HELP)
-    astra_memo.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
-    astra.add_argument("--audit", metavar="K", type=int, help=AUDIT_HELP)
+    _add_wormhole_options(astra)
     astra.set_defaults(func=_cmd_astra)
     traffic = sub.add_parser(
         "traffic",

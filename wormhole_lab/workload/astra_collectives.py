@@ -130,8 +130,8 @@ def _direct(ctx: AstraContext, kind: str, members: list[int], size: int, starts:
     msg = size if kind == "all_gather" else size // n
     reduce_ps = ctx.reduction_ps(msg) if kind in ("all_reduce", "reduce_scatter") else 0
 
-    def one_round(first: Starts, gap_ps: int) -> tuple[dict, dict]:
-        """(flows member i sends, flows member i receives), k = 1..N-1, the k-th send after ``first``'s, or the
+    def one_round(first: Starts, gap_ps: int) -> dict:
+        """The flows member i receives, k = 1..N-1; its k-th send leaves after ``first``'s, or after its
         (k - window)-th receive plus ``gap_ps``."""
         out = {i: [] for i in range(n)}
         for k in range(1, n):
@@ -142,15 +142,14 @@ def _direct(ctx: AstraContext, kind: str, members: list[int], size: int, starts:
                     src = (i - (k - window) * step) % n
                     after = Token.after((out[src][k - window - 1],), gap_ps)
                 out[i].append(ctx.send(members[i], members[(i + k * step) % n], msg, after, kind))
-        into = {i: tuple(out[(i - k * step) % n][k - 1] for k in range(1, n)) for i in range(n)}
-        return out, into
+        return {i: tuple(out[(i - k * step) % n][k - 1] for k in range(1, n)) for i in range(n)}
 
     first = {r: starts[r].later(ctx.d_ps) for r in members}
-    _, into = one_round(first, ctx.d_ps + reduce_ps)
+    into = one_round(first, ctx.d_ps + reduce_ps)
     if kind != "all_reduce":
         return {members[i]: Token.after(into[i], ctx.d_ps + reduce_ps) for i in range(n)}
     second = {members[i]: Token.after(into[i], ctx.d_ps + reduce_ps) for i in range(n)}
-    _, into = one_round(second, ctx.d_ps)
+    into = one_round(second, ctx.d_ps)
     return {members[i]: Token.after(into[i], ctx.d_ps) for i in range(n)}
 
 

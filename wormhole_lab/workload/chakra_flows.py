@@ -68,8 +68,7 @@ class ChakraLayout:
 
 @dataclass
 class _Program:
-    """One rank's nodes to walk; ``slots`` says whether compute and communication wait for the rank's one slot
-    of each (the workload) or not (a custom collective's own trace)."""
+    """One rank's nodes to walk (``where``: its file, for errors), and their issue order once the walk starts."""
 
     rank: int
     nodes: list[ChakraNode]
